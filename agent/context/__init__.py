@@ -1,0 +1,1 @@
+"""Context management: output truncation, history repair, compaction and related passes."""

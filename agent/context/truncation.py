@@ -1,0 +1,566 @@
+"""Middle truncation of tool output, with the full output saved to a file.
+
+Behaviour (DESIGN.md section 4, issue 3; the head 30% / tail 70% split and the marker naming the
+saved file follow OpenCLI and Claude Code, the rest is ours):
+
+- Text sent to the model is first *normalised*: ANSI escape sequences (SGR colours, cursor moves,
+  OSC titles) are removed, CRLF becomes LF, a line made of CR-separated progress frames keeps only
+  its last frame, backspace overstrikes are resolved, NUL becomes U+2400 and other control
+  characters are dropped, lone surrogates become U+FFFD. The budget is measured on that text.
+- Over the budget (``max_chars`` characters; 0 = no truncation) the middle is cut: the head keeps
+  30% of the budget, the tail 70%. Each cut snaps to a line boundary when one lies within 10% of
+  that part's budget. Cuts work on ``str`` after normalisation, so they never split a UTF-8
+  sequence, an escape sequence or a CRLF pair.
+- A marker line between head and tail states how many characters were cut, the line range, and
+  the absolute path of the saved full output (or why it could not be saved). ``MARKER_RE`` finds it.
+- Binary output (NUL bytes or mostly invalid UTF-8 in the first 8 KB) is replaced by a one-line
+  note with its size and saved path, never shown as mojibake.
+- The saved file holds the raw bytes exactly as produced, at
+  ``<output_dir>/tool-output-<call_id>.txt`` (mode 0600; a numeric suffix when the name is taken,
+  since some providers reuse call ids). It is written only when truncation happened or the output
+  is binary. A failed save is reported in the marker and is never fatal.
+
+``BoundedOutput`` is the streaming form used by the bash tool: memory stays bounded (about 1 MiB
+plus the head/tail buffers) however many bytes are fed. ``truncate_text`` is the pure ``str`` form.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Default cap on model-facing tool output (characters), as ``OPENCLI_MAX_TOOL_OUTPUT``.
+DEFAULT_MAX_CHARS = 20000
+#: Share of the budget kept from the start of the output; the rest is kept from the end.
+HEAD_FRACTION = 0.3
+#: A cut moves to a line boundary when one lies within this share of the part's budget.
+LINE_SNAP_FRACTION = 0.1
+#: Bytes inspected to decide whether output is binary.
+BINARY_SAMPLE_BYTES = 8192
+#: Output up to this many bytes is kept whole in memory (exact counts); beyond, head/tail only.
+MEMORY_BYTES = 1 << 20
+
+#: Finds the marker line (with the newline on each side) inside a truncated text.
+MARKER_RE = re.compile(r"\n\[\.\.\. (?:about )?(?P<chars>\d+) chars truncated, from line (?P<line>\d+)[^\n]*\.\.\.\]\n")
+
+_ESCAPE_RE = re.compile(
+    r"\x1b(?:"
+    r"\[[0-?]*[ -/]*(?:[@-~]|\Z)"  # CSI (SGR colours, cursor moves); unfinished at the end too
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\|\Z)"  # OSC (titles, hyperlinks), ended by BEL or ST
+    r"|[PX^_][^\x1b]*(?:\x1b\\|\Z)"  # DCS, SOS, PM, APC strings
+    r"|[ -/]+[0-~]?"  # nF escapes such as charset selection
+    r"|[0-~]"  # two-character escapes (ESC 7, ESC M, ESC c ...)
+    r"|\Z)"
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+_CR_LINE_RE = re.compile(r"[^\n]*\r[^\n]*")
+_OVERSTRIKE_RE = re.compile(r"[^\n\x08]\x08")
+_CONTROL_RE = re.compile(r"[\x01-\x08\x0b-\x1f\x7f-\x9f]")
+_BINARY_CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass(frozen=True)
+class TruncationResult:
+    """The model-facing form of one tool output.
+
+    - ``text``: what the model sees (normalised; ``head + "\\n" + marker + "\\n" + tail`` when
+      truncated, a one-line note when binary).
+    - ``truncated``: the middle was cut. ``saved_path``: absolute path of the raw full output, or
+      ``None`` (not truncated, or the save failed: then ``save_error`` says why).
+    - ``head`` / ``tail``: the kept parts (``head`` is the whole text when not truncated).
+    - ``omitted_chars``: characters cut (``approximate`` when the output was too large to count
+      exactly after normalisation). ``first_line`` / ``last_line``: 1-based lines of the cut.
+    - ``total_bytes``: raw size (bytes) when known; ``total_lines``: lines in the output.
+    - ``binary``: the output was binary and replaced by a note.
+    """
+
+    text: str
+    truncated: bool = False
+    saved_path: str | None = None
+    head: str = ""
+    tail: str = ""
+    omitted_chars: int = 0
+    approximate: bool = False
+    first_line: int = 0
+    last_line: int = 0
+    total_bytes: int | None = None
+    total_lines: int = 0
+    binary: bool = False
+    save_error: str | None = None
+
+
+def normalize_output(text: str) -> str:
+    """Return ``text`` as the model and the UI should see it (characters in, characters out).
+
+    Removes ANSI/VT escape sequences, turns CRLF into LF, keeps only the last non-empty
+    CR-separated frame of each line (progress bars), resolves ``x\\b`` overstrikes, replaces NUL
+    with U+2400, drops other C0/C1 control characters except tab and newline, and replaces lone
+    surrogates with U+FFFD. Line count is preserved: a line of the input is a line of the output.
+    """
+    if "\x1b" in text or "\x9b" in text:
+        text = _ESCAPE_RE.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            text = _CR_LINE_RE.sub(_last_frame, text)
+    if "\x08" in text:
+        text = _OVERSTRIKE_RE.sub("", text)
+    if "\x00" in text:
+        text = text.replace("\x00", "\u2400")
+    text = _CONTROL_RE.sub("", text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _SURROGATE_RE.sub("\ufffd", text)
+    return text
+
+
+def _last_frame(match: re.Match[str]) -> str:
+    for frame in reversed(match.group().split("\r")):
+        if frame:
+            return frame
+    return ""
+
+
+def looks_binary_output(sample: bytes) -> bool:
+    """Return whether command output looks binary, judging its first 8 KB (bytes).
+
+    Binary means at least 4 suspicious bytes making up more than 10% of the sample, counting NUL,
+    control characters other than tab/newline/CR/FF/ESC, and bytes that are not valid UTF-8.
+    Text with a few stray NULs (``find -print0``) or one odd byte (a latin-1 file name) stays
+    text. (A lower bar than ``git``'s any-NUL rule, which is meant for files.)
+    """
+    sample = sample[:BINARY_SAMPLE_BYTES]
+    text = codecs.getincrementaldecoder("utf-8")("ignore").decode(sample, final=False)
+    if not sample:
+        return False
+    invalid = max(0, len(sample) - len(text.encode("utf-8")) - _incomplete_tail(sample))
+    bad = invalid + len(_BINARY_CONTROL_RE.findall(text))
+    return bad >= 4 and bad * 10 > len(sample)
+
+
+def _incomplete_tail(data: bytes) -> int:
+    """Bytes of a UTF-8 sequence cut at the end of ``data`` (0-3), not counted as invalid."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return 0
+        if byte >= 0xC0:
+            if not 0xC2 <= byte <= 0xF4:
+                return 0  # never a valid lead byte
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return back if back < need else 0
+    return 0
+
+
+def truncate_text(
+    text: str,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    *,
+    saved_path: str | None = None,
+    save_error: str | None = None,
+) -> TruncationResult:
+    """Normalise ``text`` and middle-truncate it to ``max_chars`` characters (0 = no cap).
+
+    Pure: nothing is written. ``saved_path`` (where the caller saved the full output) or
+    ``save_error`` only change the marker wording. The kept head and tail together hold at most
+    ``max_chars`` characters; the marker line comes on top (about 200-300 characters).
+    Raises ``ValueError`` when ``max_chars`` is negative.
+    """
+    if max_chars < 0:
+        raise ValueError(f"max_chars must be >= 0, got {max_chars}")
+    total_bytes = len(text.encode("utf-8", "surrogatepass")) if saved_path else None
+    return _truncate_normalized(normalize_output(text), max_chars, saved_path, save_error, total_bytes)
+
+
+def _truncate_normalized(
+    norm: str, max_chars: int, saved_path: str | None, save_error: str | None, total_bytes: int | None
+) -> TruncationResult:
+    """``truncate_text`` on already normalised text; ``total_bytes`` is the raw size for the marker."""
+    total_lines = _line_count(norm)
+    if max_chars == 0 or len(norm) <= max_chars:
+        return TruncationResult(text=norm, head=norm, total_lines=total_lines, total_bytes=total_bytes)
+    head, tail, _ = _cut(norm, max_chars)
+    tail_start = len(norm) - len(tail)
+    first_line = head.count("\n") + 1
+    last_line = norm.count("\n", 0, tail_start - 1) + 1
+    omitted = len(norm) - len(head) - len(tail)
+    marker = _marker(omitted, False, first_line, last_line, saved_path, save_error, total_bytes)
+    return TruncationResult(
+        text=f"{head}\n{marker}\n{tail}",
+        truncated=True,
+        saved_path=saved_path,
+        head=head,
+        tail=tail,
+        omitted_chars=omitted,
+        first_line=first_line,
+        last_line=last_line,
+        total_bytes=total_bytes,
+        total_lines=total_lines,
+        save_error=save_error,
+    )
+
+
+def split_truncated(text: str) -> tuple[str, str] | None:
+    """Return ``(head, tail)`` around the truncation marker in ``text``, or ``None`` if absent."""
+    match = MARKER_RE.search(text)
+    if match is None:
+        return None
+    return text[: match.start()], text[match.end() :]
+
+
+def truncate_and_save(data: bytes | str, ctx: Any) -> TruncationResult:
+    """Truncate a whole tool output for the model, saving the raw output when truncated or binary.
+
+    ``data`` is raw bytes, or text (saved as UTF-8). ``ctx`` is a ``ToolContext`` (its
+    ``max_output_chars``, ``output_dir`` and ``call_id`` are used). Never raises for I/O errors.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    out = BoundedOutput.for_context(ctx)
+    out.feed(data)
+    return out.finish()
+
+
+class BoundedOutput:
+    """Streaming truncator: feed byte chunks, then ``finish()`` for the model-facing text.
+
+    Keeps at most ``MEMORY_BYTES`` (1 MiB) in memory; past that it switches to a head buffer (the
+    first ``8 * head budget`` bytes), a tail ring (the last ``8 * tail budget`` bytes) and the
+    saved file, which receives every byte. Byte and newline counts stay exact while streaming; the
+    number of characters cut is then estimated from the characters-per-byte ratio of the buffers
+    (the marker says "about"). With ``max_chars == 0`` nothing is truncated and everything stays in memory.
+
+    ``output_dir`` is where the full output is saved (``None``: never saved; the marker says so).
+    Not thread-safe: one reader feeds it.
+    """
+
+    def __init__(
+        self,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        output_dir: Path | None = None,
+        call_id: str = "",
+        *,
+        memory_bytes: int = MEMORY_BYTES,
+    ) -> None:
+        if max_chars < 0:
+            raise ValueError(f"max_chars must be >= 0, got {max_chars}")
+        self._max_chars = max_chars
+        self._output_dir = Path(output_dir).absolute() if output_dir is not None else None
+        self._call_id = call_id
+        self._head_budget = int(max_chars * HEAD_FRACTION)
+        self._tail_budget = max_chars - self._head_budget
+        self._head_cap = 8 * self._head_budget + 4096
+        self._tail_cap = 8 * self._tail_budget + 4096
+        self._memory_cap = max(memory_bytes, self._head_cap + self._tail_cap)
+        self._mem = bytearray()
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._spilled = False
+        self._total = 0
+        self._newlines = 0
+        self._file: Any = None
+        self._saved_path: str | None = None
+        self._save_error: str | None = None
+        self._result: TruncationResult | None = None
+
+    @classmethod
+    def for_context(cls, ctx: Any) -> "BoundedOutput":
+        """Build one from a ``ToolContext`` (``max_output_chars``, ``output_dir``, ``call_id``); a
+        relative ``output_dir`` is taken from the workspace."""
+        output_dir = Path(ctx.output_dir) if ctx.output_dir is not None else None
+        if output_dir is not None and not output_dir.is_absolute():
+            output_dir = Path(ctx.workspace) / output_dir
+        return cls(ctx.max_output_chars, output_dir, ctx.call_id)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes fed so far."""
+        return self._total
+
+    def feed(self, chunk: bytes) -> None:
+        """Add the next raw bytes of the output. Raises ``RuntimeError`` after ``finish()``."""
+        if self._result is not None:
+            raise RuntimeError("BoundedOutput.feed() after finish()")
+        if not chunk:
+            return
+        self._total += len(chunk)
+        self._newlines += chunk.count(b"\n")
+        if not self._spilled:
+            self._mem += chunk
+            if self._max_chars > 0 and len(self._mem) > self._memory_cap:
+                self._spill()
+            return
+        self._write(chunk)
+        self._tail += chunk
+        excess = len(self._tail) - self._tail_cap
+        if excess > 0:
+            del self._tail[:excess]
+
+    def finish(self) -> TruncationResult:
+        """Close the saved file and return the model-facing result (same object on later calls)."""
+        if self._result is None:
+            self._result = self._finish_spilled() if self._spilled else self._finish_in_memory()
+            self._mem = bytearray()
+            self._head = bytearray()
+            self._tail = bytearray()
+        return self._result
+
+    # -- in-memory path: exact -------------------------------------------------------------
+
+    def _finish_in_memory(self) -> TruncationResult:
+        data = bytes(self._mem)
+        if looks_binary_output(data):
+            self._save_whole(data)
+            return self._binary_result()
+        norm = normalize_output(data.decode("utf-8", "replace"))
+        if self._max_chars == 0 or len(norm) <= self._max_chars:
+            return _truncate_normalized(norm, 0, None, None, self._total)
+        self._save_whole(data)
+        return _truncate_normalized(norm, self._max_chars, self._saved_path, self._save_error, self._total)
+
+    def _save_whole(self, data: bytes) -> None:
+        self._open_file()
+        self._write(data)
+        self._close_file()
+
+    # -- spilled path: bounded memory ------------------------------------------------------
+
+    def _spill(self) -> None:
+        data = self._mem
+        self._spilled = True
+        self._head = bytearray(data[: self._head_cap])
+        self._tail = bytearray(data[-self._tail_cap :])
+        self._open_file()
+        self._write(bytes(data))
+        self._mem = bytearray()
+
+    def _finish_spilled(self) -> TruncationResult:
+        self._close_file()
+        if looks_binary_output(bytes(self._head[:BINARY_SAMPLE_BYTES])):
+            return self._binary_result()
+        head_norm = normalize_output(_decode_prefix(bytes(self._head)))
+        head = _head_part(head_norm, self._head_budget)
+        tail_text = _decode_suffix(bytes(self._tail))
+        tail_norm = normalize_output(tail_text)
+        if len(tail_norm) <= self._tail_budget:
+            # The whole ring would be shown, so its arbitrary first bytes would be too: start at a
+            # safe place instead (after the first newline, or at the first CR or ESC).
+            tail_norm = normalize_output(tail_text[_safe_start(tail_text) :])
+            tail, at_line_start = tail_norm, True
+        else:
+            tail, at_line_start = _tail_part(tail_norm, self._tail_budget)
+        first_line = head.count("\n") + 1
+        tail_line = self._newlines - tail.count("\n") + 1
+        last_line = max(first_line, tail_line - 1 if at_line_start else tail_line)
+        # Characters per raw byte, measured on the buffers, applied to the bytes never decoded.
+        buffered = len(self._head) + len(self._tail)
+        ratio = (len(head_norm) + len(tail_norm)) / buffered if buffered else 1.0
+        unseen = max(0, self._total - buffered)
+        omitted = round(unseen * ratio) + (len(head_norm) - len(head)) + (len(tail_norm) - len(tail))
+        marker = _marker(omitted, True, first_line, last_line, self._saved_path, self._save_error, self._total)
+        return TruncationResult(
+            text=f"{head}\n{marker}\n{tail}",
+            truncated=True,
+            saved_path=self._saved_path,
+            head=head,
+            tail=tail,
+            omitted_chars=omitted,
+            approximate=True,
+            first_line=first_line,
+            last_line=last_line,
+            total_bytes=self._total,
+            total_lines=self._total_lines(),
+            save_error=self._save_error,
+        )
+
+    # -- shared ----------------------------------------------------------------------------
+
+    def _binary_result(self) -> TruncationResult:
+        if self._saved_path:
+            where = f"saved to {self._saved_path} (inspect it with e.g. `xxd FILE | head`)"
+        else:
+            where = f"not saved: {self._save_error or 'no output folder'}"
+        note = f"[binary output, {self._total} bytes, not shown; {where}]"
+        return TruncationResult(
+            text=note,
+            truncated=False,
+            saved_path=self._saved_path,
+            head=note,
+            total_bytes=self._total,
+            total_lines=self._total_lines(),
+            binary=True,
+            save_error=self._save_error,
+        )
+
+    def _total_lines(self) -> int:
+        if self._total == 0:
+            return 0
+        last = self._tail[-1:] if self._spilled else self._mem[-1:]
+        return self._newlines + (0 if last == b"\n" else 1)
+
+    def _open_file(self) -> None:
+        if self._output_dir is None:
+            self._save_error = "no output folder configured"
+            return
+        try:
+            self._file, self._saved_path = _create_output_file(self._output_dir, self._call_id)
+        except OSError as exc:
+            self._save_error = _describe_os_error(exc)
+
+    def _write(self, data: bytes) -> None:
+        if self._file is None:
+            return
+        try:
+            self._file.write(data)
+        except OSError as exc:
+            self._fail_save(exc)
+
+    def _close_file(self) -> None:
+        if self._file is None:
+            return
+        try:
+            self._file.close()
+        except OSError as exc:
+            self._fail_save(exc)
+        self._file = None
+
+    def _fail_save(self, exc: OSError) -> None:
+        self._save_error = _describe_os_error(exc)
+        try:
+            self._file.close()
+        except OSError:
+            pass
+        self._file = None
+        if self._saved_path:
+            try:
+                os.unlink(self._saved_path)
+            except OSError:
+                pass
+        self._saved_path = None
+
+
+def _create_output_file(output_dir: Path, call_id: str) -> tuple[Any, str]:
+    """Create ``tool-output-<call_id>.txt`` (0600) in ``output_dir``; return (binary file, path)."""
+    output_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", call_id)[:80].strip(".") or uuid.uuid4().hex[:12]
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for attempt in range(1, 1000):
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        path = output_dir / f"tool-output-{stem}{suffix}.txt"
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError:
+            continue
+        return os.fdopen(fd, "wb", buffering=1 << 20), str(path)
+    raise FileExistsError(f"too many saved outputs named tool-output-{stem}*.txt in {output_dir}")
+
+
+def _describe_os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
+
+
+def _decode_prefix(data: bytes) -> str:
+    """Decode a byte prefix as UTF-8, holding back a sequence cut at the end (invalid -> U+FFFD)."""
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=False)
+
+
+def _decode_suffix(data: bytes) -> str:
+    """Decode a byte suffix as UTF-8, skipping continuation bytes of a sequence cut at the start."""
+    start = 0
+    while start < min(3, len(data)) and 0x80 <= data[start] < 0xC0:
+        start += 1
+    return data[start:].decode("utf-8", "replace")
+
+
+def _safe_start(text: str) -> int:
+    """Index where a text that begins at an arbitrary byte can safely start."""
+    newline = text.find("\n")
+    if newline >= 0:
+        return newline + 1
+    for ch in ("\r", "\x1b"):
+        index = text.find(ch)
+        if index >= 0:
+            return index
+    return 0
+
+
+def _line_count(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def _cut(text: str, max_chars: int) -> tuple[str, str, bool]:
+    """Split ``text`` (longer than ``max_chars``) into kept head and tail; see module docstring."""
+    head_budget = int(max_chars * HEAD_FRACTION)
+    head = _head_part(text, head_budget)
+    tail, at_line_start = _tail_part(text, max_chars - head_budget)
+    return head, tail, at_line_start
+
+
+def _head_part(text: str, budget: int) -> str:
+    if budget <= 0:
+        return ""
+    if len(text) <= budget:
+        return text
+    window = max(1, int(budget * LINE_SNAP_FRACTION))
+    newline = text.rfind("\n", max(0, budget - window), budget)
+    return text[: newline + 1] if newline >= 0 else text[:budget]
+
+
+def _tail_part(text: str, budget: int) -> tuple[str, bool]:
+    """Return the kept tail and whether it starts at the beginning of a line."""
+    if budget <= 0:
+        return "", True
+    if len(text) <= budget:
+        return text, True
+    start = len(text) - budget
+    window = max(1, int(budget * LINE_SNAP_FRACTION))
+    newline = text.find("\n", start - 1, start - 1 + window)
+    if newline >= 0:
+        return text[newline + 1 :], True
+    return text[start:], False
+
+
+def _marker(
+    omitted: int,
+    approximate: bool,
+    first_line: int,
+    last_line: int,
+    saved_path: str | None,
+    save_error: str | None,
+    total_bytes: int | None,
+) -> str:
+    amount = f"{'about ' if approximate else ''}{omitted} chars truncated"
+    lines = f"from line {first_line}" + (f" to line {last_line}" if last_line > first_line else "")
+    if saved_path:
+        size = f" ({_human_size(total_bytes)})" if total_bytes is not None else ""
+        where = (
+            f"Full output{size} saved to {saved_path}; "
+            f"page through it with read(path, offset={first_line}, limit=...)"
+        )
+    elif save_error:
+        where = f"Full output could not be saved ({save_error})"
+    else:
+        where = "Full output not saved"
+    return f"[... {amount}, {lines}. {where} ...]"
+
+
+def _human_size(size: int | None) -> str:
+    if size is None:
+        return "?"
+    if size < 1024:
+        return f"{size} bytes"
+    for unit in ("KB", "MB", "GB"):
+        size /= 1024
+        if size < 1024 or unit == "GB":
+            return f"{size:.1f} {unit}"
+    return f"{size} bytes"  # pragma: no cover

@@ -1,0 +1,261 @@
+"""The ReAct loop: one user turn in, events out.
+
+``Agent.run_turn`` sends the system prompt + repaired history + tool schemas, streams the reply
+(emitting deltas), executes the requested tool calls in order through the permission gate, appends
+their results, and repeats until the model answers without tool calls. Guards: a step limit
+(``max_turns`` counts steps that asked for tools, OpenCLI's definition; the loop stops *before*
+calling the model again), cancellation (every tool call in history still gets a result), and
+malformed model output (bad JSON, unknown tools, wrong types all become error results).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .config import PermissionMode
+from .context.repair import repair_history
+from .events import (
+    ContextUsage, Emit, ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest,
+    ReasoningDelta, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
+    TurnStarted,
+)
+from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage
+from .permissions import denial_message, gate
+from .providers.base import ModelRequest, Provider, ProviderError
+from .reply import ReplyAssembler
+from .retry import RetryPolicy, call_with_retries
+from .session import SessionJournal
+from .tools.base import ToolContext, ToolOutput
+from .tools.registry import ToolRegistry
+
+INTERRUPTED_TEXT = "Interrupted by user: this tool call was not run (or was stopped). Do not retry unless asked."
+MAX_TURNS_TEXT = ("Stopped after {n} steps with tool calls (max_turns = {n}). Send a message to continue, "
+                  "or split the task into smaller ones; --max-turns raises the limit.")
+
+
+@dataclass
+class LoopConfig:
+    """Per-agent loop settings: ``max_turns`` (steps with tool calls), ``permission_mode``,
+    ``interactive`` (may ask the user), tool limits (characters, seconds), sampling."""
+
+    max_turns: int = 50
+    permission_mode: PermissionMode = PermissionMode.ASK
+    interactive: bool = False
+    max_output_chars: int = 20000
+    bash_timeout_s: float = 120.0
+    api_base: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    send_reasoning_back: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class Agent:
+    """Runs turns against one conversation history.
+
+    Inputs: a ``Provider``, a ``ToolRegistry``, the system prompt text, the model name, the
+    workspace root and the folder for saved tool outputs, an optional ``SessionJournal``.
+    ``history`` holds every record after the system prompt, in order.
+    """
+
+    def __init__(self, *, provider: Provider, registry: ToolRegistry, system_prompt: str, model: str,
+                 workspace: Path, output_dir: Path, session_id: str, config: LoopConfig,
+                 journal: SessionJournal | None = None,
+                 context_window: Callable[[], int | None] = lambda: None) -> None:
+        self.provider = provider
+        self.registry = registry
+        self.system_prompt = system_prompt
+        self.model = model
+        self.workspace = Path(workspace)
+        self.output_dir = Path(output_dir)
+        self.session_id = session_id
+        self.config = config
+        self.journal = journal
+        self.context_window = context_window
+        self.history: list[Message] = []
+        self._journal_error_reported = False
+
+    # ----------------------------------------------------------------------------------- records
+    def _append(self, message: Message, emit: Emit) -> None:
+        self.history.append(message)
+        if self.journal is not None:
+            self.journal.append_message(message)
+            if self.journal.error and not self._journal_error_reported:
+                self._journal_error_reported = True
+                emit(Notice(message=self.journal.error))
+
+    def build_request(self) -> ModelRequest:
+        """Return the next main-loop request: system prompt + repaired history + tool schemas."""
+        view = repair_history(self.history)
+        messages = [SystemMessage(content=self.system_prompt).to_openai()]
+        for m in view:
+            if isinstance(m, AssistantMessage):
+                messages.append(m.to_openai(include_reasoning=self.config.send_reasoning_back))
+            else:
+                messages.append(m.to_openai())
+        return ModelRequest(model=self.model, messages=messages, tools=self.registry.schemas(),
+                            api_base=self.config.api_base, temperature=self.config.temperature,
+                            max_tokens=self.config.max_tokens)
+
+    # -------------------------------------------------------------------------------------- turn
+    def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event) -> TurnFinished:
+        """Run one user turn to its end and return the ``TurnFinished`` event (also emitted).
+
+        Never raises for model or tool failures: they become events and a stop reason.
+        """
+        emit(TurnStarted(session_id=self.session_id, model=self.model, prompt=prompt))
+        self._append(UserMessage(content=prompt), emit)
+        usage = Usage()
+        steps_with_tools = 0
+        step = 0
+        final_text = ""
+
+        def finish(reason: str, text: str = "") -> TurnFinished:
+            event = TurnFinished(stop_reason=reason, final_text=text, usage=usage, session_id=self.session_id)
+            if self.journal is not None:
+                self.journal.append({"kind": "event", "event": "turn_finished", "stop_reason": reason,
+                                     "time": time.time()})
+            emit(event)
+            return event
+
+        while True:
+            if cancel.is_set():
+                return finish("cancelled", final_text)
+            if steps_with_tools >= self.config.max_turns:
+                message = MAX_TURNS_TEXT.format(n=self.config.max_turns)
+                emit(GuardTriggered(guard="max_turns", message=message))
+                return finish("max_turns", message)
+            step += 1
+            emit(StepStarted(step=step))
+            try:
+                reply = self._call_model(emit, cancel)
+            except ProviderError as exc:
+                if cancel.is_set():
+                    return finish("cancelled", final_text)
+                emit(ErrorEvent(message=exc.message))
+                return finish("error", exc.message)
+            if reply.usage:
+                usage = usage + reply.usage
+                window = self.context_window()
+                if window:
+                    emit(ContextUsage(used_tokens=reply.usage.prompt_tokens + reply.usage.completion_tokens,
+                                      window_tokens=window, approximate=False))
+            if cancel.is_set():
+                # Unfinished tool calls are dropped so nothing is left without a result.
+                partial = reply.model_copy(update={"tool_calls": []})
+                if partial.content:
+                    self._append(partial, emit)
+                return finish("cancelled", partial.content or "")
+            self._append(reply, emit)
+            if reply.content:
+                final_text = reply.content
+            if not reply.tool_calls:
+                return finish("done", reply.content or "")
+            steps_with_tools += 1
+            self._run_tool_calls(reply, emit, cancel)
+            if cancel.is_set():
+                return finish("cancelled", final_text)
+
+    # ------------------------------------------------------------------------------------- model
+    def _call_model(self, emit: Emit, cancel: threading.Event) -> AssistantMessage:
+        request = self.build_request()
+
+        def attempt() -> AssistantMessage:
+            assembler = ReplyAssembler()
+            for delta in self.provider.stream(request, cancel):
+                assembler.add(delta)
+                if delta.kind == "text" and delta.text:
+                    emit(TextDelta(text=delta.text))
+                elif delta.kind == "reasoning" and delta.text:
+                    emit(ReasoningDelta(text=delta.text))
+                if cancel.is_set():
+                    break
+            if cancel.is_set():
+                return assembler.build(self.model, keep_tool_calls=False)
+            if assembler.is_empty:
+                raise ProviderError("empty", "the model returned an empty reply")
+            return assembler.build(self.model)
+
+        return call_with_retries(attempt, self.config.retry, emit=emit, cancel=cancel,
+                                 instant=getattr(self.provider, "instant_retries", False))
+
+    # ------------------------------------------------------------------------------------- tools
+    def _run_tool_calls(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event) -> None:
+        for call in reply.tool_calls:
+            emit(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
+            started = time.monotonic()
+            if cancel.is_set():
+                output = ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
+            else:
+                output = self._execute(call, reply, emit, cancel)
+            duration = time.monotonic() - started
+            self._append(ToolResultMessage(tool_call_id=call.id, name=call.name, content=output.text,
+                                           is_error=output.is_error), emit)
+            emit(ToolCallFinished(id=call.id, name=call.name, output=output.text, is_error=output.is_error,
+                                  truncated=output.truncated, saved_path=output.saved_path,
+                                  duration_s=round(duration, 3), exit_code=output.exit_code,
+                                  diff=output.diff))
+
+    def _execute(self, call: ToolCall, reply: AssistantMessage, emit: Emit,
+                 cancel: threading.Event) -> ToolOutput:
+        ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
+                          max_output_chars=self.config.max_output_chars,
+                          bash_timeout_s=self.config.bash_timeout_s, call_id=_safe_id(call.id))
+        tool = self.registry.get(call.name)
+        if tool is not None:
+            verdict = gate(tool.capability, self.config.permission_mode)
+            if verdict == "deny" or (verdict == "ask" and not self.config.interactive):
+                return ToolOutput(text=denial_message(call.name, tool.capability, self.config.permission_mode,
+                                                      headless=not self.config.interactive), is_error=True)
+            if verdict == "ask":
+                decision = self._ask(call, tool, ctx, emit, cancel)
+                if decision is None:
+                    return ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
+                if not decision.allow:
+                    text = denial_message(call.name, tool.capability, self.config.permission_mode, headless=False)
+                    if decision.reason.strip():
+                        text += f" The user said: {decision.reason.strip()}"
+                    return ToolOutput(text=text, is_error=True)
+        if reply.finish_reason == "length" and not _is_json(call.arguments):
+            return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
+                                    "output token limit). Send a shorter call, e.g. split a large write into "
+                                    "several edits."), is_error=True)
+        return self.registry.execute(call, ctx)
+
+    def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
+             cancel: threading.Event) -> PermissionDecision | None:
+        preview = ""
+        try:
+            args = self.registry.parse_arguments(call)
+            preview = tool.preview(args, ctx)
+        except Exception:  # invalid arguments: the registry reports them after approval
+            preview = call.arguments
+        request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=call.parsed_arguments(),
+                                    capability=tool.capability.value, preview=preview)
+        emit(request)
+        while not cancel.is_set():
+            try:
+                return request.reply.result(timeout=0.1)
+            except FutureTimeout:
+                continue
+        request.reply.cancel()
+        return None
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+        return True
+    except (json.JSONDecodeError, ValueError):
+        return False
+
+
+def _safe_id(call_id: str) -> str:
+    """Return ``call_id`` reduced to characters safe in a file name."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)[:64] or "call"

@@ -1,0 +1,148 @@
+"""Conversation records in the OpenAI chat format that litellm speaks.
+
+Every record is a pydantic model with a stable ``id`` (used by the journal and, later, by the
+compaction inspector) and a ``to_openai()`` method that returns exactly the dict sent to the
+provider. ``Message`` is the discriminated union over ``role``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+def new_id(prefix: str = "m") -> str:
+    """Return a short random identifier such as ``m_3f2a1bc9d0e4`` (prefix + 12 hex characters)."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+class Usage(BaseModel):
+    """Token usage of one model call, as the provider reported it (tokens, not characters)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class ToolCall(BaseModel):
+    """One tool call requested by the model.
+
+    ``arguments`` is the raw JSON text exactly as the model produced it (it may be malformed or
+    empty; the tool registry validates it). ``id`` is the provider's call id; some providers reuse
+    ids across steps, so pairing with results is by position, not by id alone (DESIGN.md 3).
+    """
+
+    id: str
+    name: str
+    arguments: str = ""
+
+    def to_openai(self) -> dict[str, Any]:
+        """Return the OpenAI ``tool_calls`` entry: ``{"id", "type": "function", "function": {...}}``."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+    def parsed_arguments(self) -> Any:
+        """Return the arguments decoded from JSON, or the raw string when they are not valid JSON."""
+        try:
+            return json.loads(self.arguments) if self.arguments.strip() else {}
+        except (json.JSONDecodeError, ValueError):
+            return self.arguments
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(default_factory=new_id)
+    created_at: float = Field(default_factory=time.time)
+
+
+class SystemMessage(_Record):
+    """The system prompt."""
+
+    role: Literal["system"] = "system"
+    content: str
+
+    def to_openai(self) -> dict[str, Any]:
+        """Return ``{"role": "system", "content": str}``."""
+        return {"role": "system", "content": self.content}
+
+
+class UserMessage(_Record):
+    """A message typed by the user (or a synthetic user-side notice)."""
+
+    role: Literal["user"] = "user"
+    content: str
+
+    def to_openai(self) -> dict[str, Any]:
+        """Return ``{"role": "user", "content": str}``."""
+        return {"role": "user", "content": self.content}
+
+
+class AssistantMessage(_Record):
+    """One model reply: text, reasoning content and tool calls, plus its usage and finish reason."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+
+    def to_openai(self, include_reasoning: bool = False) -> dict[str, Any]:
+        """Return the OpenAI assistant dict.
+
+        ``content`` is ``None`` only when there are tool calls (an empty assistant text message is
+        rejected by some providers). ``reasoning_content`` is sent back only when
+        ``include_reasoning`` is true (providers such as DeepSeek require it with tool calls).
+        """
+        out: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            out["tool_calls"] = [tc.to_openai() for tc in self.tool_calls]
+        elif not out["content"]:
+            out["content"] = ""
+        if include_reasoning and self.reasoning_content:
+            out["reasoning_content"] = self.reasoning_content
+        return out
+
+
+class ToolResultMessage(_Record):
+    """The result of one tool call, as the model sees it (possibly truncated)."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+    def to_openai(self) -> dict[str, Any]:
+        """Return ``{"role": "tool", "tool_call_id", "content"}`` (OpenAI format; litellm maps it)."""
+        return {"role": "tool", "tool_call_id": self.tool_call_id, "content": self.content}
+
+
+Message = Annotated[
+    Union[SystemMessage, UserMessage, AssistantMessage, ToolResultMessage],
+    Field(discriminator="role"),
+]
+
+MESSAGE_ADAPTER: TypeAdapter[Message] = TypeAdapter(Message)
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    """Validate a journal or OpenAI-format dict into a ``Message``.
+
+    Raises ``pydantic.ValidationError`` when the dict is not a valid record.
+    """
+    return MESSAGE_ADAPTER.validate_python(data)

@@ -1,0 +1,45 @@
+"""The permission gate: which tool calls run, ask, or are denied, by capability and mode.
+
+Modes (DESIGN.md 6): read tools always run; mutating tools run in auto-edit and full-auto; exec
+tools run in full-auto; read-only denies both; ask asks for both. Headless runs never prompt: a
+call that would ask is denied with a message naming the flag that would allow it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .config import PermissionMode
+from .tools.base import Capability
+
+Verdict = Literal["allow", "ask", "deny"]
+
+
+def gate(capability: Capability, mode: PermissionMode) -> Verdict:
+    """Return ``allow``, ``ask`` or ``deny`` for a tool of ``capability`` under ``mode``."""
+    if capability == Capability.READ:
+        return "allow"
+    if mode == PermissionMode.FULL_AUTO:
+        return "allow"
+    if mode == PermissionMode.READ_ONLY:
+        return "deny"
+    if mode == PermissionMode.AUTO_EDIT:
+        return "allow" if capability == Capability.MUTATING else "ask"
+    return "ask"
+
+
+def flag_that_allows(capability: Capability) -> str:
+    """Return the ``--permission-mode`` value that would let a tool of ``capability`` run."""
+    return "--permission-mode auto-edit" if capability == Capability.MUTATING else "--permission-mode full-auto"
+
+
+def denial_message(tool_name: str, capability: Capability, mode: PermissionMode, *, headless: bool) -> str:
+    """Return the error result text for a call the mode does not allow (one or two sentences)."""
+    if mode == PermissionMode.READ_ONLY:
+        return (f"Permission denied: {tool_name} ({capability.value}) is not allowed in read-only mode. "
+                f"Use read-only tools, or ask the user to rerun with {flag_that_allows(capability)}.")
+    if headless:
+        return (f"Permission denied: {tool_name} ({capability.value}) needs approval in permission mode "
+                f"'{mode.value}', and headless runs never prompt. Rerun with {flag_that_allows(capability)} "
+                f"to allow it.")
+    return f"Permission denied: the user did not allow {tool_name}."

@@ -1,0 +1,84 @@
+"""The provider contract: one streamed model call.
+
+A provider turns a ``ModelRequest`` into a stream of ``StreamDelta`` items and raises
+``ProviderError`` for failures, classified by ``kind`` so the loop knows what to retry.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterator, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+ErrorKind = Literal[
+    "rate_limit", "server", "auth", "not_found", "network", "timeout", "context_window", "empty",
+    "bad_request", "unknown",
+]
+
+#: Error kinds worth retrying with backoff (the rest are reported at once).
+RETRYABLE_KINDS: frozenset[str] = frozenset({"rate_limit", "server", "network", "timeout", "empty"})
+
+
+class ProviderError(Exception):
+    """A failed model call. ``kind`` classifies it; ``message`` is one line for the user."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+
+    @property
+    def retryable(self) -> bool:
+        """True for transient failures (rate limit, 5xx, network, timeout, empty reply)."""
+        return self.kind in RETRYABLE_KINDS
+
+
+class ModelRequest(BaseModel):
+    """One model call exactly as sent: litellm model name, OpenAI-format messages and tools.
+
+    ``purpose`` is ``"main"`` for the ReAct loop and ``"summary"`` for compaction calls.
+    """
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    purpose: Literal["main", "summary"] = "main"
+    api_base: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+class StreamDelta(BaseModel):
+    """One normalised streaming item.
+
+    - ``kind="text"`` / ``"reasoning"``: ``text`` holds the piece.
+    - ``kind="tool_call"``: a fragment of tool call number ``index``; ``id`` and ``name`` appear in
+      some fragment (usually the first), ``arguments`` fragments are concatenated in order.
+    - ``kind="usage"``: ``prompt_tokens`` / ``completion_tokens`` as reported by the provider.
+    - ``kind="finish"``: ``finish_reason`` (``stop``, ``tool_calls``, ``length``...).
+    """
+
+    kind: Literal["text", "reasoning", "tool_call", "usage", "finish"]
+    text: str = ""
+    index: int = 0
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+
+
+class Provider(Protocol):
+    """Anything that can stream a model call."""
+
+    #: True for the scripted provider in replay mode: retries do not sleep.
+    instant_retries: bool
+
+    def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
+        """Yield the reply's deltas; stop early when ``cancel`` is set.
+
+        Raises ``ProviderError`` (before or during the stream) on failure.
+        """
+        ...

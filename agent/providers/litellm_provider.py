@@ -1,0 +1,133 @@
+"""The real provider: litellm streaming, normalised to ``StreamDelta`` items.
+
+litellm is the only path to models (``openai/...``, ``anthropic/...``, ``gemini/...``,
+``ollama/...``, any OpenAI-compatible ``api_base``, and our ``embedded/...`` custom provider).
+Its exceptions are mapped to ``ProviderError`` kinds so the loop knows what to retry.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterator
+
+from .base import ModelRequest, ProviderError, StreamDelta
+from .litellm_loader import load_litellm
+
+
+def classify_exception(exc: BaseException) -> ProviderError:
+    """Map a litellm (or OpenAI-SDK style) exception to a ``ProviderError`` with one clear line."""
+    litellm = load_litellm()
+    ex = litellm.exceptions
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:300] + "..."
+    table: list[tuple[str, str, str]] = [
+        ("ContextWindowExceededError", "context_window", "the request exceeds the model's context window"),
+        ("AuthenticationError", "auth", "authentication failed (check the API key)"),
+        ("PermissionDeniedError", "auth", "permission denied by the provider"),
+        ("NotFoundError", "not_found", "model not found"),
+        ("RateLimitError", "rate_limit", "rate limited by the provider"),
+        ("Timeout", "timeout", "the provider did not answer in time"),
+        ("APIConnectionError", "network", "could not reach the provider"),
+        ("ServiceUnavailableError", "server", "the provider is unavailable"),
+        ("InternalServerError", "server", "the provider returned a server error"),
+        ("BadGatewayError", "server", "the provider returned a server error"),
+        ("BadRequestError", "bad_request", "the provider rejected the request"),
+    ]
+    for name, kind, label in table:
+        cls = getattr(ex, name, None)
+        if cls is not None and isinstance(exc, cls):
+            if kind == "bad_request" and "LLM Provider NOT provided" in text:
+                return ProviderError("not_found", "unknown model or provider: use a litellm model name "
+                                                  "such as openai/gpt-4.1 or anthropic/claude-sonnet-4-5")
+            return ProviderError(kind, f"{label}: {text}")  # type: ignore[arg-type]
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return ProviderError("server", f"the provider returned a server error: {text}")
+    return ProviderError("unknown", f"{type(exc).__name__}: {text}")
+
+
+class LiteLLMProvider:
+    """Streams a ``ModelRequest`` through ``litellm.completion(stream=True)``.
+
+    ``timeout_s`` bounds one call (seconds). Usage is requested with
+    ``stream_options={"include_usage": True}`` and reported when the provider sends it.
+    """
+
+    instant_retries = False
+
+    def __init__(self, *, timeout_s: float = 600.0, completion_kwargs: dict[str, Any] | None = None) -> None:
+        self.timeout_s = timeout_s
+        #: Extra keyword arguments for ``litellm.completion`` (tests pass ``mock_response``).
+        self.completion_kwargs = dict(completion_kwargs or {})
+
+    def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
+        """Yield the reply's deltas; raises ``ProviderError`` on failure."""
+        litellm = load_litellm()
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "stream": True,
+            "timeout": self.timeout_s,
+            "num_retries": 0,
+        }
+        if not request.model.startswith("embedded/"):
+            kwargs["stream_options"] = {"include_usage": True}
+        if request.tools:
+            kwargs["tools"] = request.tools
+        if request.api_base:
+            kwargs["api_base"] = request.api_base
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
+        kwargs.update(self.completion_kwargs)
+        try:
+            response = litellm.completion(**kwargs)
+            for chunk in response:
+                if cancel.is_set():
+                    _close(response)
+                    return
+                yield from _chunk_deltas(chunk)
+        except ProviderError:
+            raise
+        except Exception as exc:  # litellm wraps provider SDK errors in its own classes
+            raise classify_exception(exc) from exc
+
+
+def _close(response: Any) -> None:
+    """Close a litellm stream early (cancel); a stream without ``close`` is left to the GC."""
+    close = getattr(response, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:
+            pass
+
+
+def _chunk_deltas(chunk: Any) -> Iterator[StreamDelta]:
+    usage = getattr(chunk, "usage", None)
+    for choice in getattr(chunk, "choices", None) or []:
+        delta = getattr(choice, "delta", None)
+        if delta is not None:
+            reasoning = getattr(delta, "reasoning_content", None)
+            if reasoning:
+                yield StreamDelta(kind="reasoning", text=reasoning)
+            content = getattr(delta, "content", None)
+            if content:
+                yield StreamDelta(kind="text", text=content)
+            for tc in getattr(delta, "tool_calls", None) or []:
+                fn = getattr(tc, "function", None)
+                yield StreamDelta(
+                    kind="tool_call",
+                    index=getattr(tc, "index", 0) or 0,
+                    id=getattr(tc, "id", None) or None,
+                    name=(getattr(fn, "name", None) or None) if fn is not None else None,
+                    arguments=(getattr(fn, "arguments", None) or "") if fn is not None else "",
+                )
+        finish = getattr(choice, "finish_reason", None)
+        if finish:
+            yield StreamDelta(kind="finish", finish_reason=finish)
+    if usage is not None and (getattr(usage, "prompt_tokens", 0) or getattr(usage, "completion_tokens", 0)):
+        yield StreamDelta(kind="usage", prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                          completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))

@@ -1,0 +1,38 @@
+"""Model facts from litellm's model map: context window, native reasoning, tool support."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import EMBEDDED_MODEL
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What we know about a model. ``context_window`` is in tokens (None when unknown);
+    ``known`` is False when litellm has no entry for the model (defaults were used)."""
+
+    model: str
+    context_window: int | None
+    supports_reasoning: bool
+    supports_tools: bool
+    known: bool
+
+
+def lookup_model_info(model: str, *, embedded_context: int = 4096) -> ModelInfo:
+    """Return litellm's facts for ``model`` (a litellm model name). Never raises; never uses the
+    network (the loader forces the local cost map). Unknown models get ``known=False``."""
+    if model.startswith("embedded/") or model == EMBEDDED_MODEL:
+        return ModelInfo(model, embedded_context, supports_reasoning=False, supports_tools=True, known=True)
+    from .litellm_loader import load_litellm
+
+    litellm = load_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:
+        return ModelInfo(model, None, supports_reasoning=False, supports_tools=True, known=False)
+    window = info.get("max_input_tokens") or info.get("max_tokens")
+    reasoning = bool(info.get("supports_reasoning"))
+    tools = info.get("supports_function_calling")
+    return ModelInfo(model, int(window) if window else None, supports_reasoning=reasoning,
+                     supports_tools=True if tools is None else bool(tools), known=True)

@@ -1,0 +1,137 @@
+"""A scripted provider: replays a list of replies, recording every request it receives.
+
+Used by the tests and by ``--replay FILE`` (DESIGN.md section 5). A reply is a dict with optional
+keys ``content``, ``reasoning_content`` (streamed in chunks of about 4 characters),
+``tool_calls`` (``[{"name", "arguments": object | raw string, "id"?}]``), ``usage``
+(``{"prompt_tokens", "completion_tokens"}``), ``finish_reason`` and ``error`` (one of
+``rate_limit``, ``server``, ``auth``, ``not_found``, ``network``, ``timeout``, ``context_window``,
+``empty``). Replies marked ``"for": "summary"`` are kept for compaction's summarisation calls.
+An error reply is consumed like any other; a retry takes the next reply.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+from .base import ModelRequest, ProviderError, StreamDelta
+
+CHUNK_CHARS = 4
+PLACEHOLDER_SUMMARY = "Summary placeholder: no summary reply was scripted."
+
+_ERROR_MESSAGES = {
+    "rate_limit": "rate limited by the provider (429)",
+    "server": "the provider returned a server error (500)",
+    "auth": "authentication failed: check your API key",
+    "not_found": "model not found",
+    "network": "network error: could not reach the provider",
+    "timeout": "the provider did not answer in time",
+    "context_window": "the request exceeds the model's context window",
+    "empty": "the provider returned an empty reply",
+}
+
+
+class ReplayError(Exception):
+    """A replay file that cannot be used; the message names the file and the problem."""
+
+
+def load_replay_file(path: Path) -> list[dict[str, Any]]:
+    """Read a ``--replay`` file: a JSON list of reply objects.
+
+    Raises ``ReplayError`` when the file is missing, not JSON, not a list of objects, or names an
+    unknown error kind.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReplayError(f"cannot read replay file {path}: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ReplayError(f"replay file {path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ReplayError(f"replay file {path} must hold a JSON list of reply objects")
+    for i, reply in enumerate(data):
+        err = reply.get("error")
+        if err is not None and err not in _ERROR_MESSAGES:
+            raise ReplayError(f"replay file {path}: reply {i} has unknown error {err!r} "
+                              f"(one of {', '.join(_ERROR_MESSAGES)})")
+    return data
+
+
+class ScriptedProvider:
+    """Replays scripted replies in order; ``requests`` records every request received.
+
+    ``log_path`` (``--replay-log``) appends each request as one JSON line
+    ``{"purpose", "model", "messages", "tools"}``. ``instant_retries`` tells the loop not to sleep
+    between retries.
+    """
+
+    def __init__(self, replies: list[dict[str, Any]], *, log_path: Path | None = None,
+                 instant_retries: bool = True) -> None:
+        self._main = [r for r in replies if r.get("for") != "summary"]
+        self._summary = [r for r in replies if r.get("for") == "summary"]
+        self.requests: list[ModelRequest] = []
+        self.log_path = Path(log_path) if log_path else None
+        self.instant_retries = instant_retries
+        self._lock = threading.Lock()
+        self._call_counter = 0
+
+    @property
+    def remaining(self) -> int:
+        """Number of main-loop replies not consumed yet."""
+        return len(self._main)
+
+    def _record(self, request: ModelRequest) -> None:
+        self.requests.append(request)
+        if self.log_path:
+            line = json.dumps({"purpose": request.purpose, "model": request.model,
+                               "messages": request.messages, "tools": request.tools})
+            with self.log_path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+
+    def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
+        """Yield the next scripted reply as deltas; raise ``ProviderError`` for error replies.
+
+        When the main list is exhausted, raises ``ProviderError("unknown", ...)`` saying so.
+        """
+        with self._lock:
+            self._record(request)
+            queue = self._summary if request.purpose == "summary" else self._main
+            if not queue:
+                if request.purpose == "summary":
+                    reply: dict[str, Any] = {"content": PLACEHOLDER_SUMMARY}
+                else:
+                    raise ProviderError("unknown", "the replay script has no more replies")
+            else:
+                reply = queue.pop(0)
+            self._call_counter += 1
+            call_no = self._call_counter
+        if reply.get("error"):
+            kind = reply["error"]
+            raise ProviderError(kind, _ERROR_MESSAGES[kind])
+        yield from self._stream_reply(reply, call_no, cancel)
+
+    def _stream_reply(self, reply: dict[str, Any], call_no: int,
+                      cancel: threading.Event) -> Iterator[StreamDelta]:
+        for kind, key in (("reasoning", "reasoning_content"), ("text", "content")):
+            text = reply.get(key) or ""
+            for i in range(0, len(text), CHUNK_CHARS):
+                if cancel.is_set():
+                    return
+                yield StreamDelta(kind=kind, text=text[i:i + CHUNK_CHARS])
+        for index, call in enumerate(reply.get("tool_calls") or []):
+            if cancel.is_set():
+                return
+            args = call.get("arguments", {})
+            raw = args if isinstance(args, str) else json.dumps(args)
+            call_id = call.get("id") or f"call_{call_no}_{index}"
+            yield StreamDelta(kind="tool_call", index=index, id=call_id, name=call.get("name", ""))
+            for i in range(0, len(raw), CHUNK_CHARS * 4):
+                yield StreamDelta(kind="tool_call", index=index, arguments=raw[i:i + CHUNK_CHARS * 4])
+        usage = reply.get("usage")
+        if usage:
+            yield StreamDelta(kind="usage", prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                              completion_tokens=int(usage.get("completion_tokens", 0)))
+        finish = reply.get("finish_reason") or ("tool_calls" if reply.get("tool_calls") else "stop")
+        yield StreamDelta(kind="finish", finish_reason=finish)

@@ -1,0 +1,172 @@
+"""Wiring: one ``AgentSession`` per conversation, built from settings for a workspace.
+
+``build_session`` is cheap (no litellm import) so the TUI can paint first; ``prepare()`` does the
+slow part (litellm import, model info, tool set) and is called by the TUI in a worker after the
+first paint, or implicitly by the first ``run_turn``.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from .config import PermissionMode, Settings
+from .events import Emit, Notice, TurnFinished
+from .loop import Agent, LoopConfig
+from .prompts import build_system_prompt
+from .providers.base import Provider
+from .providers.model_info import ModelInfo, lookup_model_info
+from .providers.scripted import ScriptedProvider, load_replay_file
+from .retry import RetryPolicy
+from .session import SessionJournal, new_session_id, sessions_dir
+from .tools.registry import ToolRegistry, default_tools
+from .workspace import ensure_app_folder_excluded
+
+EMBEDDED_NOTICE = ("Using the embedded SmolLM2-135M: a small local model for trying the app offline, with "
+                   "read-only tools and few steps. Real work wants a real model: set OPENAI_API_KEY, "
+                   "ANTHROPIC_API_KEY or GEMINI_API_KEY, or pass --model.")
+
+
+class AgentSession:
+    """A conversation bound to a workspace, a model and a provider.
+
+    Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
+    path), ``interactive`` (may ask the user for permission), ``context_window`` (tokens, known
+    after ``prepare()``), ``model_info``, ``agent`` (the loop, after ``prepare()``).
+    """
+
+    def __init__(self, workspace: Path, settings: Settings, provider: Provider, *,
+                 interactive: bool, model: str | None = None) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.settings = settings
+        self.provider = provider
+        self.interactive = interactive
+        self.model = model or settings.resolved_model()
+        self.session_id = new_session_id()
+        self.model_info: ModelInfo | None = None
+        self.agent: Agent | None = None
+        self._prepare_lock = threading.Lock()
+
+    # ---------------------------------------------------------------------------------- facts
+    @property
+    def is_embedded(self) -> bool:
+        """True when the model is the embedded offline one."""
+        return self.model.startswith("embedded/")
+
+    @property
+    def context_window(self) -> int | None:
+        """The context window in tokens: ``settings.context_window`` if set, else litellm's."""
+        if self.settings.context_window:
+            return self.settings.context_window
+        return self.model_info.context_window if self.model_info else None
+
+    @property
+    def output_dir(self) -> Path:
+        """Folder for saved full tool outputs: ``<workspace>/.opencli/tmp/<session_id>``."""
+        return self.workspace / ".opencli" / "tmp" / self.session_id
+
+    @property
+    def journal_path(self) -> Path:
+        """The session's JSONL journal file."""
+        return sessions_dir(self.workspace) / f"{self.session_id}.jsonl"
+
+    # -------------------------------------------------------------------------------- prepare
+    def prepare(self) -> None:
+        """Load model info (imports litellm unless the provider is scripted) and build the loop.
+
+        Idempotent and thread-safe; slow the first time (seconds).
+        """
+        with self._prepare_lock:
+            if self.agent is not None:
+                return
+            if isinstance(self.provider, ScriptedProvider) and not self.is_embedded:
+                info = _scripted_info(self.model)
+            else:
+                info = lookup_model_info(self.model, embedded_context=self.settings.embedded.context_tokens)
+            self.model_info = info
+            ensure_app_folder_excluded(self.workspace)
+            self.agent = self._build_agent(info)
+
+    def _build_agent(self, info: ModelInfo) -> Agent:
+        s = self.settings
+        read_only_tools = self.is_embedded and s.embedded.tools != "all"
+        tools = default_tools(include_think=not info.supports_reasoning, read_only=read_only_tools)
+        registry = ToolRegistry(tools)
+        max_turns = min(s.max_turns, s.embedded.max_turns) if self.is_embedded else s.max_turns
+        config = LoopConfig(
+            max_turns=max_turns,
+            permission_mode=PermissionMode(s.permission_mode),
+            interactive=self.interactive,
+            max_output_chars=s.max_tool_output,
+            bash_timeout_s=s.bash_timeout,
+            api_base=s.api_base,
+            temperature=0.0 if self.is_embedded and s.temperature is None else s.temperature,
+            max_tokens=s.embedded.max_reply_tokens if self.is_embedded else None,
+            send_reasoning_back=self.model.startswith("deepseek/"),
+            retry=RetryPolicy(max_retries=s.max_retries),
+        )
+        journal = SessionJournal(self.journal_path)
+        journal.append({"kind": "session", "session_id": self.session_id, "model": self.model,
+                        "workspace": str(self.workspace)})
+        prompt = build_system_prompt(self.workspace, registry.names())
+        return Agent(provider=self.provider, registry=registry, system_prompt=prompt, model=self.model,
+                     workspace=self.workspace, output_dir=self.output_dir, session_id=self.session_id,
+                     config=config, journal=journal, context_window=lambda: self.context_window)
+
+    # ---------------------------------------------------------------------------------- turns
+    def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event) -> TurnFinished:
+        """Run one user turn (see ``Agent.run_turn``); prepares the session first if needed."""
+        self.prepare()
+        assert self.agent is not None
+        return self.agent.run_turn(prompt, emit, cancel)
+
+    def startup_notices(self) -> list[str]:
+        """Notices to show when the session starts (e.g. the embedded model's limits)."""
+        return [EMBEDDED_NOTICE] if self.is_embedded else []
+
+    def set_model(self, name: str) -> None:
+        """Switch the model for the next turns, keeping the conversation (tools are rebuilt)."""
+        history = self.agent.history if self.agent else []
+        self.model = name
+        with self._prepare_lock:
+            self.agent = None
+            self.model_info = None
+        self.prepare()
+        assert self.agent is not None
+        self.agent.history = history
+
+    def clear(self) -> None:
+        """Start a new, empty conversation with a new session id (the old journal stays on disk)."""
+        with self._prepare_lock:
+            if self.agent is not None and self.agent.journal is not None:
+                self.agent.journal.close()
+            self.session_id = new_session_id()
+            self.agent = None
+        if self.model_info is not None:
+            with self._prepare_lock:
+                self.agent = self._build_agent(self.model_info)
+
+
+def _scripted_info(model: str) -> ModelInfo:
+    """Model facts for scripted runs without importing litellm: reasoning models by name."""
+    reasoning = any(key in model for key in ("o1", "o3", "o4", "deepseek-r", "reasoner", "claude-sonnet-4", "claude-opus-4"))
+    return ModelInfo(model, None, supports_reasoning=reasoning, supports_tools=True, known=False)
+
+
+def build_session(workspace: Path, settings: Settings, *, provider: Provider | None = None,
+                  replay: Path | None = None, replay_log: Path | None = None,
+                  interactive: bool = True) -> AgentSession:
+    """Return an ``AgentSession`` for ``workspace``.
+
+    Provider choice: ``provider`` if given; else a ``ScriptedProvider`` from the ``replay`` file
+    (``replay_log`` records its requests); else litellm. Raises ``ReplayError`` for a bad replay
+    file. Cheap: litellm is not imported here.
+    """
+    if provider is None:
+        if replay is not None:
+            provider = ScriptedProvider(load_replay_file(replay), log_path=replay_log)
+        else:
+            from .providers.litellm_provider import LiteLLMProvider
+
+            provider = LiteLLMProvider(timeout_s=settings.request_timeout)
+    return AgentSession(workspace, settings, provider, interactive=interactive)

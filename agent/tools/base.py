@@ -1,0 +1,111 @@
+"""The tool contract: argument model, capability, context and output.
+
+A tool is a class with a pydantic ``Args`` model (its JSON schema is what the model sees), a
+``capability`` used by permission modes and Plan mode (never the tool's name), and a ``run``
+method that returns a ``ToolOutput``. A tool signals a failure the model should see by raising
+``ToolError`` (the registry turns it into an error result); any other exception is a bug, but the
+registry still turns it into an error result so the loop never crashes.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Capability(str, Enum):
+    """What a tool can do to the workspace: read it, change files in it, or execute commands."""
+
+    READ = "read"
+    MUTATING = "mutating"
+    EXEC = "exec"
+
+
+class ToolError(Exception):
+    """A failure reported to the model as an error tool result (message in one or a few lines)."""
+
+
+class ToolArgs(BaseModel):
+    """Base for tool argument models: unknown keys are rejected so typos reach the model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class ToolContext:
+    """What a tool run may use.
+
+    - ``workspace``: absolute, resolved workspace root; paths resolve inside it.
+    - ``output_dir``: folder for saved full outputs of truncated results
+      (``.opencli/tmp/<session_id>/``), created on demand.
+    - ``cancel``: set when the user cancels; long tools poll it and stop.
+    - ``max_output_chars``: cap for truncated tool output (characters; 0 = no truncation).
+    - ``bash_timeout_s``: default time limit of the bash tool (seconds).
+    - ``allowed_outside``: extra absolute roots the user allowed paths to resolve into.
+    """
+
+    workspace: Path
+    output_dir: Path
+    cancel: threading.Event = field(default_factory=threading.Event)
+    max_output_chars: int = 20000
+    bash_timeout_s: float = 120.0
+    allowed_outside: tuple[Path, ...] = ()
+    call_id: str = ""
+
+
+class ToolOutput(BaseModel):
+    """What a tool returns.
+
+    - ``text``: what the model sees (already truncated where the tool truncates).
+    - ``is_error``: the call failed; the text says why.
+    - ``exit_code``: for exec tools.
+    - ``diff``: unified diff of a file change (write/edit), for the UI.
+    - ``truncated`` / ``saved_path``: the text was middle-truncated and the full output saved at
+      this absolute path.
+    - ``metadata``: small extra facts for the UI (e.g. ``{"path": "src/a.py"}``).
+    """
+
+    text: str
+    is_error: bool = False
+    exit_code: int | None = None
+    diff: str | None = None
+    truncated: bool = False
+    saved_path: str | None = None
+    metadata: dict[str, Any] = {}
+
+
+class Tool(ABC):
+    """Base class of every tool. Subclasses set the class attributes and implement ``run``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[ToolArgs]]
+    capability: ClassVar[Capability]
+    #: Whether long output is middle-truncated with the full text saved (bash, grep, glob; not read).
+    truncates_output: ClassVar[bool] = False
+
+    @abstractmethod
+    def run(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        """Run with validated ``args`` (an instance of ``self.Args``); raise ``ToolError`` on failure."""
+
+    def schema(self) -> dict[str, Any]:
+        """Return the OpenAI function-tool schema ``{"type": "function", "function": {...}}``."""
+        params = self.Args.model_json_schema()
+        params.pop("title", None)
+        params.pop("description", None)  # the tool's description already says it
+        for prop in params.get("properties", {}).values():
+            prop.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
+
+    def preview(self, args: Any, ctx: ToolContext) -> str:
+        """Return a short human preview of what the call will do (shown in permission prompts)."""
+        return ""

@@ -1,0 +1,91 @@
+"""The litellm provider, offline: litellm's own mock responses and exception classes."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from agent.providers.base import ModelRequest, ProviderError
+from agent.providers.litellm_loader import load_litellm
+from agent.providers.litellm_provider import LiteLLMProvider, _chunk_deltas, classify_exception
+from agent.reply import ReplyAssembler
+
+
+def request(model="openai/gpt-4.1"):
+    return ModelRequest(model=model, messages=[{"role": "user", "content": "hi"}])
+
+
+def test_streams_text_and_usage_from_mock_response():
+    provider = LiteLLMProvider(completion_kwargs={"mock_response": "Hello world"})
+    assembler = ReplyAssembler()
+    for delta in provider.stream(request(), threading.Event()):
+        assembler.add(delta)
+    message = assembler.build("openai/gpt-4.1")
+    assert message.content == "Hello world"
+    assert message.usage is not None and message.usage.prompt_tokens > 0
+
+
+def test_cancel_stops_the_stream():
+    provider = LiteLLMProvider(completion_kwargs={"mock_response": "x" * 200})
+    cancel = threading.Event()
+    pieces = []
+    for delta in provider.stream(request(), cancel):
+        pieces.append(delta)
+        cancel.set()
+    assert len(pieces) == 1
+
+
+def test_rate_limit_is_retryable():
+    provider = LiteLLMProvider(completion_kwargs={"mock_response": "litellm.RateLimitError"})
+    with pytest.raises(ProviderError) as info:
+        list(provider.stream(request(), threading.Event()))
+    assert info.value.kind == "rate_limit" and info.value.retryable
+
+
+def test_unknown_provider_is_one_clear_line():
+    provider = LiteLLMProvider()
+    with pytest.raises(ProviderError) as info:
+        list(provider.stream(request("no-such-provider-model-xyz"), threading.Event()))
+    assert info.value.kind == "not_found" and not info.value.retryable
+    assert "\n" not in info.value.message
+
+
+@pytest.mark.parametrize("name,kind,retryable", [
+    ("AuthenticationError", "auth", False),
+    ("NotFoundError", "not_found", False),
+    ("ContextWindowExceededError", "context_window", False),
+    ("APIConnectionError", "network", True),
+    ("InternalServerError", "server", True),
+    ("Timeout", "timeout", True),
+])
+def test_exception_classification(name, kind, retryable):
+    litellm = load_litellm()
+    cls = getattr(litellm.exceptions, name)
+    exc = cls(message="boom\nsecond line", model="openai/gpt-4.1", llm_provider="openai")
+    err = classify_exception(exc)
+    assert err.kind == kind and err.retryable == retryable and "\n" not in err.message
+
+
+def test_tool_call_chunks_are_normalised():
+    litellm = load_litellm()
+    from litellm.types.utils import ChatCompletionDeltaToolCall, Delta, Function, ModelResponseStream, StreamingChoices
+
+    def chunk(**delta):
+        return ModelResponseStream(choices=[StreamingChoices(index=0, delta=Delta(**delta))])
+
+    chunks = [
+        chunk(tool_calls=[ChatCompletionDeltaToolCall(index=0, id="c1", type="function",
+                                                      function=Function(name="read", arguments='{"pa'))]),
+        chunk(tool_calls=[ChatCompletionDeltaToolCall(index=0, function=Function(arguments='th": "a.py"}'))]),
+        chunk(reasoning_content="thinking"),
+    ]
+    assembler = ReplyAssembler()
+    for c in chunks:
+        for d in _chunk_deltas(c):
+            assembler.add(d)
+    message = assembler.build("m")
+    assert message.tool_calls[0].id == "c1" and message.tool_calls[0].name == "read"
+    assert message.tool_calls[0].parsed_arguments() == {"path": "a.py"}
+    assert message.reasoning_content == "thinking"
+    assert litellm.suppress_debug_info is True

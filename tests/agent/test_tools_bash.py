@@ -1,0 +1,153 @@
+"""The bash tool (agent/tools/bash.py): process group, time limit, cancel, exit code, output."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.tools import bash as bash_module
+from agent.tools.base import Capability, ToolContext, ToolError
+from agent.tools.bash import BashArgs, BashTool
+
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=tmp_path.resolve(), output_dir=tmp_path / ".opencli" / "tmp", call_id="b1")
+
+
+def run(ctx, command, timeout=None):
+    return BashTool().run(BashArgs(command=command, timeout=timeout), ctx)
+
+
+def live_processes(needle: bytes) -> list[int]:
+    """Pids of non-zombie processes whose command line contains ``needle`` (NUL-separated argv)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if needle in cmdline and stat[stat.rfind(")") + 2] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def wait_gone(needle: bytes, within: float = 3.0) -> list[int]:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        left = live_processes(needle)
+        if not left:
+            return []
+        time.sleep(0.05)
+    return live_processes(needle)
+
+
+def test_output_exit_code_and_stderr_merged(ctx):
+    out = run(ctx, "echo out; echo err >&2; exit 3")
+    assert out.text == "out\nerr\n[exit code: 3]"
+    assert out.exit_code == 3 and not out.is_error
+    assert BashTool.capability is Capability.EXEC and BashTool.truncates_output
+
+
+def test_runs_in_workspace_without_stdin(ctx, tmp_path):
+    started = time.monotonic()
+    out = run(ctx, "pwd; cat; echo done")
+    assert out.text.splitlines()[0] == str(tmp_path.resolve())
+    assert "done" in out.text and time.monotonic() - started < 5
+
+
+def test_no_output(ctx):
+    out = run(ctx, "true")
+    assert out.text == "(no output)\n[exit code: 0]" and out.exit_code == 0
+
+
+def test_timeout_kills_the_whole_group(ctx):
+    started = time.monotonic()
+    out = run(ctx, "echo begin; sleep 987 & sleep 988; wait", timeout=1)
+    elapsed = time.monotonic() - started
+    assert elapsed < 10
+    assert out.is_error
+    assert out.text.startswith("begin\n")
+    assert out.text.endswith("[timed out after 1 s; process group killed]")
+    assert wait_gone(b"sleep\x00987") == [] and wait_gone(b"sleep\x00988") == []
+
+
+def test_sigterm_ignored_escalates_to_sigkill(ctx):
+    started = time.monotonic()
+    out = run(ctx, "trap '' TERM; sleep 986", timeout=1)
+    assert time.monotonic() - started < 10
+    assert "timed out" in out.text
+    assert wait_gone(b"sleep\x00986") == []
+
+
+def test_cancel_from_another_thread(ctx):
+    timer = threading.Timer(0.5, ctx.cancel.set)
+    timer.start()
+    started = time.monotonic()
+    try:
+        out = run(ctx, "sleep 985 & sleep 984; wait")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 10
+    assert out.is_error and "[cancelled by user" in out.text
+    assert wait_gone(b"sleep\x00985") == [] and wait_gone(b"sleep\x00984") == []
+
+
+def test_cancel_before_start_runs_nothing(ctx, tmp_path):
+    ctx.cancel.set()
+    out = run(ctx, "touch made.txt")
+    assert out.is_error and "cancelled" in out.text
+    assert not (tmp_path / "made.txt").exists()
+
+
+def test_background_job_holding_output_is_killed(ctx, monkeypatch):
+    monkeypatch.setattr(bash_module, "PIPE_GRACE_S", 0.5)
+    started = time.monotonic()
+    out = BashTool().run(BashArgs(command="sleep 983 & echo started"), ctx)
+    assert time.monotonic() - started < 10
+    assert out.text.startswith("started\n[exit code: 0]")
+    assert "background processes" in out.text
+    assert wait_gone(b"sleep\x00983") == []
+
+
+def test_background_job_with_redirected_output_is_left_alone(ctx):
+    started = time.monotonic()
+    out = run(ctx, "sleep 2 > /dev/null 2>&1 & echo ok")
+    assert time.monotonic() - started < 1.5
+    assert out.text == "ok\n[exit code: 0]"
+
+
+def test_killed_by_signal_exit_code(ctx):
+    out = run(ctx, "kill -KILL $$")
+    assert out.exit_code == 137 and "SIGKILL" in out.text
+
+
+def test_large_output_is_truncated_and_saved(ctx):
+    out = run(ctx, "seq 1 200000")
+    assert out.truncated and out.saved_path
+    assert out.text.startswith("1\n2\n3\n")
+    assert out.text.endswith("200000\n[exit code: 0]")
+    assert len(out.text) < ctx.max_output_chars + 600
+    saved = Path(out.saved_path).read_text()
+    assert saved.splitlines()[-1] == "200000" and len(saved.splitlines()) == 200000
+
+
+def test_missing_bash_is_a_clear_error(ctx, monkeypatch):
+    monkeypatch.setattr(bash_module.shutil, "which", lambda name: None)
+    with pytest.raises(ToolError, match="bash is not installed"):
+        run(ctx, "echo hi")
+
+
+def test_timeout_must_be_positive():
+    with pytest.raises(Exception):
+        BashArgs(command="x", timeout=0)
+    with pytest.raises(Exception):
+        BashArgs(command="")

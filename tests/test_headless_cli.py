@@ -1,0 +1,139 @@
+"""``opencli-tui run``: the JSON event stream and exit codes are a public interface (DESIGN.md 5a)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def replay(tmp_path, replies):
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps(replies))
+    return path
+
+
+def run_json(tmp_path, capsys, replies, *extra):
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "a.py").write_text("x = 1\n")
+    code = main(["run", "task", "--output-format", "json", "--replay", str(replay(tmp_path, replies)),
+                 "-C", str(ws), "--model", "openai/gpt-4.1", *extra])
+    out, err = capsys.readouterr()
+    events = [json.loads(line) for line in out.splitlines()]
+    return code, events, err
+
+
+def test_done_run_prints_events_and_exits_0(tmp_path, capsys):
+    code, events, err = run_json(tmp_path, capsys, [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "a.py"}, "id": "c1"}]},
+        {"content": "x is 1"},
+    ])
+    assert code == 0
+    types = [e["type"] for e in events]
+    assert types[0] == "turn_started" and types[-1] == "turn_finished"
+    started = next(e for e in events if e["type"] == "tool_call_started")
+    assert started == {**started, "id": "c1", "name": "read", "arguments": {"path": "a.py"}}
+    finished = next(e for e in events if e["type"] == "tool_call_finished")
+    for key in ("id", "name", "output", "is_error", "truncated", "saved_path"):
+        assert key in finished
+    last = events[-1]
+    assert last["stop_reason"] == "done" and last["final_text"] == "x is 1"
+    assert last["session_id"] and "usage" in last
+    assert events[0]["session_id"] == last["session_id"] and events[0]["model"] == "openai/gpt-4.1"
+    assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "x is 1"
+
+
+def test_raw_string_arguments_are_printed_as_given(tmp_path, capsys):
+    code, events, _ = run_json(tmp_path, capsys, [
+        {"tool_calls": [{"name": "read", "arguments": "{oops"}]}, {"content": "k"}])
+    started = next(e for e in events if e["type"] == "tool_call_started")
+    assert started["arguments"] == "{oops"
+    assert code == 0
+
+
+def test_error_exit_1_with_reason_on_stderr(tmp_path, capsys):
+    code, events, err = run_json(tmp_path, capsys, [{"error": "auth"}])
+    assert code == 1
+    assert events[-1]["stop_reason"] == "error"
+    assert any(e["type"] == "error" for e in events)
+    assert "authentication" in err and len(err.strip().splitlines()) == 1
+
+
+def test_max_turns_exit_3(tmp_path, capsys):
+    replies = [{"tool_calls": [{"name": "glob", "arguments": {"pattern": f"*{i}"}}]} for i in range(5)]
+    code, events, err = run_json(tmp_path, capsys, replies, "--max-turns", "2")
+    assert code == 3
+    assert any(e["type"] == "guard_triggered" and e["guard"] == "max_turns" for e in events)
+    assert events[-1]["stop_reason"] == "max_turns" and "max_turns" in err or "max-turns" in err
+
+
+def test_headless_never_prompts(tmp_path, capsys):
+    code, events, _ = run_json(tmp_path, capsys, [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi > out.txt"}}]},
+        {"content": "ok"}], "--permission-mode", "ask")
+    finished = next(e for e in events if e["type"] == "tool_call_finished")
+    assert finished["is_error"] and "--permission-mode full-auto" in finished["output"]
+    assert not (tmp_path / "ws" / "out.txt").exists()
+    assert code == 0
+
+
+def test_replay_log_records_each_request(tmp_path, capsys):
+    log = tmp_path / "log.jsonl"
+    code, _, _ = run_json(tmp_path, capsys, [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}, {"content": "ok"}],
+        "--replay-log", str(log))
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(lines) == 2 and code == 0
+    assert set(lines[0]) >= {"purpose", "model", "messages", "tools"}
+    assert lines[0]["purpose"] == "main" and lines[1]["messages"][-1]["role"] == "tool"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["run", "x", "--replay", "/nonexistent.json"], "replay"),
+    (["run", "x", "--max-turns", "0", "--replay", "__R__"], "max_turns"),
+])
+def test_usage_errors_exit_2(tmp_path, capsys, args, needle):
+    rp = replay(tmp_path, [{"content": "x"}])
+    args = [a.replace("__R__", str(rp)) for a in args]
+    assert main(args + ["-C", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_invalid_env_value_exit_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENCLI_MAX_TOOL_OUTPUT", "-1")
+    rp = replay(tmp_path, [{"content": "x"}])
+    assert main(["run", "x", "--replay", str(rp), "-C", str(tmp_path)]) == 2
+    assert "max_tool_output" in capsys.readouterr().err
+
+
+def test_run_does_not_import_textual(tmp_path):
+    rp = replay(tmp_path, [{"content": "hi"}])
+    code = (
+        "import sys; from tui.cli import main\n"
+        f"rc = main(['run', 'x', '--replay', {str(rp)!r}, '-C', {str(tmp_path)!r}, '--model', 'openai/gpt-4.1'])\n"
+        "assert 'textual' not in sys.modules, 'textual imported'\n"
+        "assert 'litellm' not in sys.modules, 'litellm imported for a replay run'\n"
+        "sys.exit(rc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "hi" in out.stdout
+
+
+def test_text_output_shows_tool_lines(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    rp = replay(tmp_path, [{"tool_calls": [{"name": "read", "arguments": {"path": "a.py"}}]}, {"content": "All good."}])
+    assert main(["run", "t", "--replay", str(rp), "-C", str(ws), "--model", "openai/gpt-4.1"]) == 0
+    out = capsys.readouterr().out
+    assert "read(" in out and "All good." in out
