@@ -69,6 +69,14 @@ class EmbeddedSettings(BaseModel):
     max_reply_tokens: int = Field(256, ge=16, description="Cap on tokens generated per reply.")
 
 
+class ReminderSettings(BaseModel):
+    """The ``[reminders]`` section: event-driven reminders appended to tool results."""
+
+    enabled: bool = Field(True, description="false turns reminders (and their system-prompt block) off.")
+    rules: list[dict[str, Any]] | None = Field(
+        None, description="Replaces the default rules: [{id, trigger: after_edit|after_git|external_change, text}].")
+
+
 class Settings(BaseSettings):
     """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
 
@@ -92,6 +100,7 @@ class Settings(BaseSettings):
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the provider's default.")
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
+    reminders: ReminderSettings = Field(default_factory=ReminderSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod
@@ -201,6 +210,7 @@ def load_settings(
     flag_values = {k: v for k, v in (flags or {}).items() if v is not None}
     try:
         settings = _build(file_values, flag_values)
+        _check_reminder_rules(settings)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
@@ -208,6 +218,16 @@ def load_settings(
         raise ConfigError(f"invalid setting {loc}={value!r}: {err['msg']} "
                           f"(env OPENCLI_{loc.upper().replace('.', '__')}, config key {loc})") from None
     return settings
+
+
+def _check_reminder_rules(settings: Settings) -> None:
+    """Raise ``ConfigError`` when ``[reminders] rules`` is not a valid rule list."""
+    from .reminders import rules_from_config
+
+    try:
+        rules_from_config(settings.reminders.rules)
+    except ValueError as exc:
+        raise ConfigError(f"invalid setting reminders.rules: {exc}") from None
 
 
 def _build(file_values: dict[str, Any], flag_values: dict[str, Any]) -> Settings:

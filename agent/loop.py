@@ -4,8 +4,11 @@
 (emitting deltas), executes the requested tool calls in order through the permission gate, appends
 their results, and repeats until the model answers without tool calls. Guards: a step limit
 (``max_turns`` counts steps that asked for tools, OpenCLI's definition; the loop stops *before*
-calling the model again), cancellation (every tool call in history still gets a result), and
-malformed model output (bad JSON, unknown tools, wrong types all become error results).
+calling the model again), stuck-loop detection (``guards.LoopGuard``: a repeat is answered with a
+warning instead of being run, and a further repeat stops the turn as ``stuck``), cancellation
+(every tool call in history still gets a result), and malformed model output (bad JSON, unknown
+tools, wrong types all become error results). Event-driven reminders (``reminders``) are appended
+to the last tool result of a step.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ from typing import Callable
 
 from .config import PermissionMode
 from .context.repair import repair_history
+from .guards import STOPPED_RESULT_TEXT, LoopGuard, Verdict
 from .events import (
     ContextUsage, Emit, ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest,
-    ReasoningDelta, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
+    ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
     TurnStarted,
 )
 from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from .permissions import denial_message, gate
+from .reminders import ReadFileStamps, ReminderEngine
 from .providers.base import ModelRequest, Provider, ProviderError
 from .reply import ReplyAssembler
 from .retry import RetryPolicy, call_with_retries
@@ -67,7 +72,8 @@ class Agent:
     def __init__(self, *, provider: Provider, registry: ToolRegistry, system_prompt: str, model: str,
                  workspace: Path, output_dir: Path, session_id: str, config: LoopConfig,
                  journal: SessionJournal | None = None,
-                 context_window: Callable[[], int | None] = lambda: None) -> None:
+                 context_window: Callable[[], int | None] = lambda: None,
+                 reminders: ReminderEngine | None = None) -> None:
         self.provider = provider
         self.registry = registry
         self.system_prompt = system_prompt
@@ -79,6 +85,9 @@ class Agent:
         self.journal = journal
         self.context_window = context_window
         self.history: list[Message] = []
+        self.guard = LoopGuard()
+        self.reminders = reminders if reminders is not None else ReminderEngine()
+        self.file_stamps = ReadFileStamps(self.workspace)
         self._journal_error_reported = False
 
     # ----------------------------------------------------------------------------------- records
@@ -111,6 +120,8 @@ class Agent:
         """
         emit(TurnStarted(session_id=self.session_id, model=self.model, prompt=prompt))
         self._append(UserMessage(content=prompt), emit)
+        self.guard.reset()
+        self.reminders.start_turn()
         usage = Usage()
         steps_with_tools = 0
         step = 0
@@ -158,7 +169,10 @@ class Agent:
             if not reply.tool_calls:
                 return finish("done", reply.content or "")
             steps_with_tools += 1
-            self._run_tool_calls(reply, emit, cancel)
+            stop = self._run_tool_calls(reply, emit, cancel)
+            if stop is not None:
+                emit(GuardTriggered(guard=stop.guard or "stuck", message=stop.message))
+                return finish("stuck", stop.message)
             if cancel.is_set():
                 return finish("cancelled", final_text)
 
@@ -186,21 +200,57 @@ class Agent:
                                  instant=getattr(self.provider, "instant_retries", False))
 
     # ------------------------------------------------------------------------------------- tools
-    def _run_tool_calls(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event) -> None:
-        for call in reply.tool_calls:
+    def _run_tool_calls(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event) -> Verdict | None:
+        """Answer every call of ``reply`` in order. Returns the guard's stop verdict, if any (the
+        remaining calls are then answered as not run)."""
+        stop: Verdict | None = None
+        reminder_texts: list[str] = []
+        calls = reply.tool_calls
+        for position, call in enumerate(calls):
             emit(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
             started = time.monotonic()
-            if cancel.is_set():
+            if stop is not None:
+                output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
+            elif cancel.is_set():
                 output = ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
             else:
-                output = self._execute(call, reply, emit, cancel)
+                verdict = self.guard.check(call.name, call.arguments)
+                if verdict.action == "stop":
+                    stop = verdict
+                    output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
+                elif verdict.action == "warn":
+                    emit(Notice(message=f"Loop guard ({verdict.guard}): {verdict.message}"))
+                    output = ToolOutput(text=verdict.message, is_error=True)
+                else:
+                    output = self._execute(call, reply, emit, cancel)
+                    self.guard.record(call.name, call.arguments, output.text, output.is_error)
+                    reminder_texts += self._reminders_for(call, output)
+            text = output.text
+            if position == len(calls) - 1 and reminder_texts:
+                text += self.reminders.format(reminder_texts)
+                for reminder in dict.fromkeys(reminder_texts):
+                    emit(ReminderInjected(text=reminder))
             duration = time.monotonic() - started
-            self._append(ToolResultMessage(tool_call_id=call.id, name=call.name, content=output.text,
+            self._append(ToolResultMessage(tool_call_id=call.id, name=call.name, content=text,
                                            is_error=output.is_error), emit)
-            emit(ToolCallFinished(id=call.id, name=call.name, output=output.text, is_error=output.is_error,
+            emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
                                   truncated=output.truncated, saved_path=output.saved_path,
                                   duration_s=round(duration, 3), exit_code=output.exit_code,
                                   diff=output.diff))
+        return stop
+
+    def _reminders_for(self, call: ToolCall, output: ToolOutput) -> list[str]:
+        """Note files the agent read or wrote, queue external changes, return reminder texts."""
+        tool = self.registry.get(call.name)
+        args = call.parsed_arguments()
+        if not output.is_error and call.name in ("read", "write", "edit") and isinstance(args, dict):
+            path = args.get("path")
+            if isinstance(path, str):
+                self.file_stamps.note(path)
+        for changed in self.file_stamps.changed():
+            self.reminders.on_external_change(changed)
+        return self.reminders.on_tool_result(call.name, tool.capability.value if tool else None, args,
+                                             output.is_error)
 
     def _execute(self, call: ToolCall, reply: AssistantMessage, emit: Emit,
                  cancel: threading.Event) -> ToolOutput:

@@ -20,9 +20,9 @@ Rules:
 - Read before you change: use glob and grep to find code, read to see it (read pages with offset
   and limit). Never guess file contents.
 - Change files with edit (exact, unique old_string) or write (whole new files). Keep changes
-  minimal and in the style of the surrounding code; do not widen the scope of the task.
+  minimal and in the style of the surrounding code.
 - Use bash for builds, tests and git inspection. Commands run in the working directory, without
-  stdin, under a time limit. Never commit or push unless the user asked.
+  stdin, under a time limit.
 - Paths are relative to the working directory; you cannot leave it.
 - When a tool returns an error, read it and change your approach instead of repeating the call.
 - When you are done, say what you changed and how you verified it, in a few lines."""
@@ -44,16 +44,19 @@ def load_project_instructions(workspace: Path) -> str:
 
 
 def build_system_prompt(workspace: Path, tool_names: list[str], *, git_snapshot: str = "",
-                        extra: str = "") -> str:
+                        reminder_rules: str = "", extra: str = "") -> str:
     """Return the system prompt for ``workspace`` with the registered ``tool_names``.
 
-    ``git_snapshot`` (already rendered text) and ``extra`` are appended when non-empty.
+    ``reminder_rules`` (from ``reminders.system_prompt_rules``, the same list the reminders use),
+    ``git_snapshot`` (already rendered text) and ``extra`` are added when non-empty.
     """
     lines = [_RULES, "", f"Working directory: {Path(workspace)}",
              f"Platform: {platform.system()} {platform.release()}",
              f"Tools: {', '.join(tool_names)}"]
     if "think" in tool_names:
         lines.append("Use think to reason step by step before a difficult decision; it changes nothing.")
+    if reminder_rules:
+        lines += ["", reminder_rules]
     if git_snapshot:
         lines += ["", git_snapshot]
     instructions = load_project_instructions(workspace)

@@ -11,12 +11,14 @@ import threading
 from pathlib import Path
 
 from .config import PermissionMode, Settings
-from .events import Emit, Notice, TurnFinished
+from .events import Emit, TurnFinished
+from .git_context import GitSnapshot, git_snapshot, render_snapshot
 from .loop import Agent, LoopConfig
 from .prompts import build_system_prompt
 from .providers.base import Provider
 from .providers.model_info import ModelInfo, lookup_model_info
 from .providers.scripted import ScriptedProvider, load_replay_file
+from .reminders import ReminderEngine, rules_from_config, system_prompt_rules
 from .retry import RetryPolicy
 from .session import SessionJournal, new_session_id, sessions_dir
 from .tools.registry import ToolRegistry, default_tools
@@ -45,6 +47,8 @@ class AgentSession:
         self.session_id = new_session_id()
         self.model_info: ModelInfo | None = None
         self.agent: Agent | None = None
+        #: Git state at session start (frozen for the session so the prompt prefix stays stable).
+        self.git: GitSnapshot | None = None
         self._prepare_lock = threading.Lock()
 
     # ---------------------------------------------------------------------------------- facts
@@ -84,7 +88,9 @@ class AgentSession:
             else:
                 info = lookup_model_info(self.model, embedded_context=self.settings.embedded.context_tokens)
             self.model_info = info
-            ensure_app_folder_excluded(self.workspace)
+            if self.git is None:
+                ensure_app_folder_excluded(self.workspace)
+                self.git = git_snapshot(self.workspace)
             self.agent = self._build_agent(info)
 
     def _build_agent(self, info: ModelInfo) -> Agent:
@@ -108,10 +114,14 @@ class AgentSession:
         journal = SessionJournal(self.journal_path)
         journal.append({"kind": "session", "session_id": self.session_id, "model": self.model,
                         "workspace": str(self.workspace)})
-        prompt = build_system_prompt(self.workspace, registry.names())
+        rules = rules_from_config(s.reminders.rules) if s.reminders.enabled else []
+        prompt = build_system_prompt(self.workspace, registry.names(),
+                                     git_snapshot=render_snapshot(self.git) if self.git else "",
+                                     reminder_rules=system_prompt_rules(rules) if rules else "")
         return Agent(provider=self.provider, registry=registry, system_prompt=prompt, model=self.model,
                      workspace=self.workspace, output_dir=self.output_dir, session_id=self.session_id,
-                     config=config, journal=journal, context_window=lambda: self.context_window)
+                     config=config, journal=journal, context_window=lambda: self.context_window,
+                     reminders=ReminderEngine(rules))
 
     # ---------------------------------------------------------------------------------- turns
     def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event) -> TurnFinished:
