@@ -1,0 +1,95 @@
+"""Streaming a 20 KB reply in 1-token chunks through the real app, headless.
+
+A paced provider yields about 4 characters per chunk at a fixed rate (default 200 chunks/s, the
+goal) into a running ``OpenCLIApp``; a 10 ms interval timer on the UI records the largest gap
+between its ticks (an event-loop stall). Printed: chunks/s delivered, chunks/s the UI kept up with
+(all text rendered when the stream ended, plus the lag to catch up), the largest stall and the
+99th-percentile gap (goal: keeps up with 200 chunks/s, no stall over 50 ms).
+
+Usage: python benchmarks/streaming.py [CHUNKS_PER_SECOND]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent.config import Settings  # noqa: E402
+from agent.providers.base import StreamDelta  # noqa: E402
+from agent.runtime import build_session  # noqa: E402
+
+
+def reply_text(size: int = 20_000) -> str:
+    parts, i = [], 0
+    while sum(map(len, parts)) < size:
+        i += 1
+        parts.append(f"## Step {i}\n\nThe function `handler_{i}` reads the **config** and returns a value; "
+                     f"it is called from three places.\n\n- first item {i}\n- second item\n\n"
+                     f"```python\ndef handler_{i}(x):\n    return x * {i}\n```\n\n")
+    return "".join(parts)[:size]
+
+
+class PacedProvider:
+    """Yields ``text`` in ~4-character chunks at ``rate`` chunks per second."""
+
+    instant_retries = True
+
+    def __init__(self, text: str, rate: float) -> None:
+        self.chunks = [text[i:i + 4] for i in range(0, len(text), 4)]
+        self.rate = rate
+        self.started = self.ended = 0.0
+
+    def stream(self, request, cancel: threading.Event):
+        interval = 1.0 / self.rate
+        self.started = time.perf_counter()
+        for n, chunk in enumerate(self.chunks):
+            target = self.started + n * interval
+            delay = target - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            yield StreamDelta(kind="text", text=chunk)
+        self.ended = time.perf_counter()
+        yield StreamDelta(kind="finish", finish_reason="stop")
+
+
+async def main(rate: float) -> None:
+    from tui.app import OpenCLIApp
+
+    text = reply_text()
+    provider = PacedProvider(text, rate)
+    with tempfile.TemporaryDirectory() as ws:
+        session = build_session(Path(ws), Settings(model="openai/gpt-4.1"), provider=provider)
+        app = OpenCLIApp(session=session, watch_themes=False)
+        ticks: list[float] = []
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause(0.5)
+            app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
+            await app.send_prompt("stream please")
+            while not provider.ended:
+                await asyncio.sleep(0.05)
+            while app.runner.running:
+                await asyncio.sleep(0.005)
+            caught_up = time.perf_counter()
+            await pilot.pause(0.2)
+    during = [t for t in ticks if provider.started <= t <= caught_up]
+    gaps = [b - a for a, b in zip(during, during[1:])]
+    duration = provider.ended - provider.started
+    lag = caught_up - provider.ended
+    n = len(provider.chunks)
+    print(f"reply            : {len(text)} chars in {n} chunks")
+    print(f"delivered        : {n / duration:7.1f} chunks/s (target {rate:.0f})")
+    print(f"UI kept up with  : {n / (caught_up - provider.started):7.1f} chunks/s (lag after stream end {lag * 1000:.0f} ms)")
+    print(f"largest stall    : {max(gaps) * 1000:7.1f} ms (goal < 50 ms)")
+    print(f"p99 tick gap     : {statistics.quantiles(gaps, n=100)[98] * 1000:7.1f} ms (timer 10 ms)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(float(sys.argv[1]) if len(sys.argv) > 1 else 200.0))

@@ -1,0 +1,220 @@
+"""Pilot tests: a task typed into the app runs the real loop against a scripted model, and the
+conversation shows what happened."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.widgets import Static
+
+from agent.events import ToolCallFinished, ToolCallStarted
+from tui.bridge import AgentEventMessage
+from tui.widgets.blocks import AssistantBlock, ReasoningBlock, StopBlock, UserBlock
+from tui.widgets.conversation import Conversation
+from tui.widgets.plain_output import PlainOutput
+from tui.widgets.status_bar import StatusBar
+from tui.widgets.tool_block import ToolBlock
+
+
+def _blocks(app) -> list:
+    return list(app.query_one(Conversation).children)
+
+
+def _static_text(widget: Static) -> str:
+    rendered = widget.render()
+    return rendered.plain if isinstance(rendered, Text) else str(rendered)
+
+
+class TestTaskRuns:
+    async def test_blocks_appear_in_order(self, make_app, ui) -> None:
+        replies = [
+            {"content": "Let me read the README.",
+             "tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}]},
+            {"content": "The README says it is a **tiny project**."},
+        ]
+        app, provider = make_app(replies)
+        seen: list[str] = []
+
+        def hook(message) -> None:
+            if isinstance(message, AgentEventMessage):
+                seen.append(message.event.type)
+
+        async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
+            await ui.submit(pilot, "what is this project?")
+            await ui.wait_turn(pilot, app)
+
+            blocks = _blocks(app)
+            kinds = [type(b).__name__ for b in blocks]
+            assert kinds[-4:] == ["UserBlock", "AssistantBlock", "ToolBlock", "AssistantBlock"]
+            user = app.query_one(UserBlock)
+            assert user.text == "what is this project?"
+            first, second = app.query(AssistantBlock)
+            assert first.text == "Let me read the README."
+            assert second.text == "The README says it is a **tiny project**."
+            tool = app.query_one(ToolBlock)
+            assert tool.tool_name == "read" and tool.status == "ok"
+            assert "tiny project used by the TUI tests" in (tool.output or "")
+            assert not tool.expanded
+            assert not tool.query(".tool-body"), "collapsed bodies are not mounted"
+            assert app.handler.turn_finished.stop_reason == "done"
+            assert not app.query(StopBlock)
+
+        # Events arrive in the loop's order; deltas may be merged but keep their place.
+        assert seen[0] == "turn_started" and seen[-1] == "turn_finished"
+        assert seen.index("tool_call_started") < seen.index("tool_call_finished")
+        assert len(provider.requests) == 2
+
+    async def test_status_bar_shows_model_and_context(self, make_app, ui) -> None:
+        app, _ = make_app([{"content": "hi"}], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            status = app.query_one(StatusBar)
+            await ui.wait_prepared(pilot, app)
+            text = status.info_text().plain
+            assert "openai/gpt-4.1" in text and "200k ctx" in text
+            assert "perm full-auto" in text and "Act" in text
+
+    async def test_reasoning_is_collapsed_and_expands(self, make_app, ui) -> None:
+        app, _ = make_app([{"reasoning_content": "The user wants a greeting.", "content": "Hello!"}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "say hello")
+            await ui.wait_turn(pilot, app)
+            block = app.query_one(ReasoningBlock)
+            assert block.text == "The user wants a greeting."
+            assert not block.query(".reasoning-body")
+            await pilot.click(ReasoningBlock)
+            await pilot.pause()
+            assert block.expanded
+            body = block.query_one(".reasoning-body", Static)
+            assert "greeting" in _static_text(body)
+
+    async def test_max_turns_shows_a_stop_message_not_an_error(self, make_app, ui) -> None:
+        call = {"name": "read", "arguments": {"path": "README.md"}}
+        app, _ = make_app([{"tool_calls": [call]}, {"tool_calls": [call]}, {"content": "never"}], max_turns=1)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "loop")
+            await ui.wait_turn(pilot, app)
+            stop = app.query_one(StopBlock)
+            assert stop.reason == "max_turns"
+            assert "step limit" in _static_text(stop)
+            assert not app.query("ErrorBlock")
+
+
+class TestToolBlocks:
+    async def test_expand_shows_output_as_plain_text(self, make_app, ui) -> None:
+        replies = [
+            {"tool_calls": [{"name": "read", "arguments": {"path": "calc.py"}}]},
+            {"content": "Found it."},
+        ]
+        app, _ = make_app(replies)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "read calc.py")
+            await ui.wait_turn(pilot, app)
+            tool = app.query_one(ToolBlock)
+            await pilot.click(ToolBlock)
+            await pilot.pause()
+            assert tool.expanded and tool.has_class("-expanded")
+            outputs = tool.query(".tool-output")
+            assert len(outputs) == 1
+            assert "return a - b" in _static_text(outputs.first(Static))
+            # ctrl+o toggles the latest tool block
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            assert not tool.expanded
+
+    async def test_markup_in_real_bash_output_renders_literally(self, make_app, ui) -> None:
+        command = "printf '[bold]x[/] [red]y \\033[31mred\\033[0m\\r\\nend [/]\\n'"
+        replies = [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"content": "ok"}]
+        app, _ = make_app(replies)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "print some markup")
+            await ui.wait_turn(pilot, app)
+            tool = app.query_one(ToolBlock)
+            assert tool.status == "ok", tool.output
+            tool.expanded = True
+            await pilot.pause()
+            output = tool.query(".tool-output").first(PlainOutput)
+            plain = output.text.plain
+            assert "[bold]x[/] [red]y red\nend [/]" in plain
+            assert "\r" not in plain and "\x1b" not in plain
+            assert "[bold]x[/] [red]y red" in _static_text(output)
+
+    async def test_ansi_colours_in_a_tool_result_are_shown(self, make_app) -> None:
+        # The bash tool strips escapes for the model; a tool result that keeps them (e.g. a
+        # future MCP tool) is drawn in colour, never as raw escape bytes.
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            handler = app.handler
+            await handler.handle(ToolCallStarted(id="c1", name="bash", arguments={"command": "pytest"}))
+            await handler.handle(ToolCallFinished(id="c1", name="bash", exit_code=1, is_error=True,
+                                                  output="\x1b[31mFAILED\x1b[0m [x]\n50%\r100%\n"))
+            tool = app.query_one(ToolBlock)
+            tool.expanded = True
+            await pilot.pause()
+            output = tool.query(".tool-output").first(PlainOutput)
+            assert output.text.plain == "FAILED [x]\n100%"
+            assert [span.style.color.number for span in output.text.spans] == [1]
+            assert tool.status == "error" and "exit 1" in tool._meta().plain
+
+    async def test_edit_block_shows_its_diff(self, make_app, workspace, ui) -> None:
+        replies = [
+            {"tool_calls": [{"name": "edit", "arguments": {"path": "calc.py", "old_string": "a - b",
+                                                           "new_string": "a + b"}}]},
+            {"content": "Fixed."},
+        ]
+        app, _ = make_app(replies)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "fix add")
+            await ui.wait_turn(pilot, app)
+            tool = app.query_one(ToolBlock)
+            assert tool.status == "ok", tool.output
+            assert tool.diff and "+    return a + b" in tool.diff
+            assert tool.expanded, "a change is shown at once"
+            assert tool.query(".tool-diff")
+            assert "+1 -1" in tool._meta().plain
+        assert "a + b" in (workspace / "calc.py").read_text()
+
+
+class TestCancel:
+    async def test_escape_cancels_a_running_bash(self, make_app, ui) -> None:
+        replies = [{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
+                   {"content": "should not be reached"}]
+        app, provider = make_app(replies)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "wait a long time")
+            await ui.wait_for(pilot, lambda: bool(app.query(ToolBlock)), what="the bash block")
+            tool = app.query_one(ToolBlock)
+            assert tool.status == "running"
+            await pilot.pause(0.3)
+            started = time.monotonic()
+            await pilot.press("escape")
+            await ui.wait_turn(pilot, app, timeout=10)
+            assert time.monotonic() - started < 5
+            assert tool.status == "cancelled"
+            assert app.handler.turn_finished.stop_reason == "cancelled"
+            assert app.query_one(StopBlock).reason == "cancelled"
+            assert len(provider.requests) == 1
+            # The app is usable again.
+            assert not app.runner.running
+
+
+class TestLongReplies:
+    async def test_long_reply_is_split_and_old_parts_are_flattened(self, make_app, ui) -> None:
+        from tui.event_handler import KEEP_LIVE_BLOCKS
+        from tui.widgets.flat_markdown import FlatMarkdownView
+
+        paragraph = "A sentence about the change, long enough to matter. " * 8
+        fence = "```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(60)) + "\n```\n\n"
+        reply = "\n\n".join([paragraph] * 12) + "\n\n" + fence + "\n\n".join([paragraph] * 12)
+        app, _ = make_app([{"content": reply}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "explain")
+            await ui.wait_turn(pilot, app)
+            blocks = list(app.query(AssistantBlock))
+            assert len(blocks) > KEEP_LIVE_BLOCKS + 1
+            assert "".join(b.text for b in blocks) == reply  # nothing lost or repeated
+            assert all(b.text.count("```") % 2 == 0 for b in blocks), "never split inside a fence"
+            flat = [b for b in blocks if b.flat]
+            assert len(flat) == len(blocks) - KEEP_LIVE_BLOCKS
+            assert all(b.query(FlatMarkdownView) for b in flat)
+            assert blocks[1].has_class("continuation")

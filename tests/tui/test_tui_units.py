@@ -1,0 +1,184 @@
+"""Unit tests of the TUI's pure parts: output cleaning, diffs, summaries, the delta coalescer,
+the theme loader. No app is started."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent.events import Notice, ReasoningDelta, TextDelta
+from tui.bridge import DeltaCoalescer
+from tui.theme_loader import THEMES_DIR, ThemeError, counterpart, load_theme_file, load_themes
+from tui.widgets.diff_view import diff_stats, diff_to_text
+from tui.widgets.plain_output import clean_output, to_text
+from tui.widgets.status_bar import format_tokens
+from tui.widgets.tool_block import format_duration, summarize_arguments
+
+
+class TestPlainOutput:
+    def test_markup_stays_literal_and_ansi_becomes_style(self) -> None:
+        text = to_text("[bold]x[/] \x1b[31mred\x1b[0m [link=http://x]y[/link]")
+        assert text.plain == "[bold]x[/] red [link=http://x]y[/link]"
+        assert [span.style.color.number for span in text.spans] == [1]  # ANSI red
+
+    def test_carriage_returns_resolve_like_a_terminal(self) -> None:
+        assert clean_output("a\r\nb\r\n") == "a\nb\n"
+        assert clean_output("10%\r50%\r100%\ndone") == "100%\ndone"
+        assert clean_output("abc\r\r") == "abc"
+
+    def test_control_bytes_and_stray_escapes_are_dropped(self) -> None:
+        text = to_text("bell\x07 back\x08 \x1b[?25lhidden-cursor \x1b")
+        assert "\x07" not in text.plain and "\x08" not in text.plain and "\x1b" not in text.plain
+        assert "hidden-cursor" in text.plain
+
+    def test_long_output_is_cut_with_a_note(self) -> None:
+        text = to_text("\n".join(str(i) for i in range(1000)), max_lines=10)
+        assert text.plain.splitlines()[:10] == [str(i) for i in range(10)]
+        assert "990 more lines" in text.plain
+
+
+class TestDiff:
+    DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-old [b]\n+new\n ctx\n"
+
+    def test_colours_and_stats(self) -> None:
+        text = diff_to_text(self.DIFF, {"diff-added": "#00ff00", "diff-removed": "#ff0000", "diff-hunk": "#0000ff"})
+        assert "-old [b]" in text.plain
+        styles = {text.plain[s.start:s.end]: str(s.style) for s in text.spans}
+        assert "#00ff00" in styles["+new"] and "#ff0000" in styles["-old [b]"]
+        assert diff_stats(self.DIFF) == (1, 1)
+
+
+class TestSummaries:
+    def test_arguments(self) -> None:
+        assert summarize_arguments("bash", {"command": "ls -la\n  | head"}) == "ls -la | head"
+        assert summarize_arguments("read", {"path": "a.py", "offset": 10, "limit": 5}) == "a.py [10:+5]"
+        assert summarize_arguments("grep", {"pattern": "TODO", "path": "src"}) == "TODO in src"
+        assert summarize_arguments("mystery", {"k": 1}) == '{"k": 1}'
+        assert summarize_arguments("bash", "{not json") == "{not json"
+        assert len(summarize_arguments("bash", {"command": "x" * 500}, width=40)) == 40
+
+    def test_durations_and_tokens(self) -> None:
+        assert format_duration(0.04) == "0.0s"
+        assert format_duration(3.25) == "3.2s"
+        assert format_duration(42) == "42s"
+        assert format_duration(125) == "2m05s"
+        assert format_tokens(950) == "950"
+        assert format_tokens(4096) == "4.1k"
+        assert format_tokens(200_000) == "200k"
+        assert format_tokens(1_048_576) == "1.05M"
+
+
+class TestCoalescer:
+    def test_merges_adjacent_deltas_and_keeps_order(self) -> None:
+        posted: list = []
+        now = [0.0]
+        coalescer = DeltaCoalescer(posted.append, interval_s=0.04, clock=lambda: now[0])
+        for piece in ("Hel", "lo ", "wor"):
+            coalescer.add(TextDelta(text=piece))
+        coalescer.add(ReasoningDelta(text="hmm"))
+        coalescer.add(TextDelta(text="ld"))
+        assert posted == []  # nothing is due yet
+        coalescer.add(Notice(message="n"))  # any other event flushes first
+        assert [(type(e).__name__, getattr(e, "text", getattr(e, "message", ""))) for e in posted] == [
+            ("TextDelta", "Hello wor"), ("ReasoningDelta", "hmm"), ("TextDelta", "ld"), ("Notice", "n")]
+
+    def test_flushes_when_the_interval_passed(self) -> None:
+        posted: list = []
+        now = [0.0]
+        coalescer = DeltaCoalescer(posted.append, interval_s=0.04, clock=lambda: now[0])
+        coalescer.add(TextDelta(text="a"))
+        now[0] = 0.05
+        coalescer.add(TextDelta(text="b"))
+        assert [e.text for e in posted] == ["ab"]
+
+    def test_ticker_flushes_a_stalled_stream(self) -> None:
+        arrived = threading.Event()
+        posted: list = []
+
+        def post(event) -> None:
+            posted.append(event)
+            arrived.set()
+
+        coalescer = DeltaCoalescer(post, interval_s=0.02)
+        coalescer.start()
+        try:
+            coalescer.add(TextDelta(text="waiting"))
+            assert arrived.wait(2.0)
+        finally:
+            coalescer.stop()
+        assert [e.text for e in posted] == ["waiting"]
+
+    def test_many_small_deltas_become_few_messages(self) -> None:
+        posted: list = []
+        coalescer = DeltaCoalescer(posted.append, interval_s=0.04)
+        for _ in range(5000):
+            coalescer.add(TextDelta(text="x"))
+        coalescer.flush()
+        assert "".join(e.text for e in posted) == "x" * 5000
+        assert len(posted) < 50
+
+
+class TestThemes:
+    def test_shipped_themes_load(self) -> None:
+        themes, problems = load_themes(THEMES_DIR)
+        assert problems == []
+        names = {t.name: t for t in themes}
+        assert set(names) >= {"opencli-dark", "opencli-light"}
+        assert names["opencli-dark"].dark and not names["opencli-light"].dark
+        assert names["opencli-dark"].variables["diff-added"]
+
+    def test_bad_files_are_reported_not_fatal(self, tmp_path: Path) -> None:
+        (tmp_path / "good.toml").write_text('name = "good"\nprimary = "#112233"\n')
+        (tmp_path / "bad-colour.toml").write_text('name = "bad"\nprimary = "not-a-colour"\n')
+        (tmp_path / "typo.toml").write_text('name = "typo"\nprimary = "#112233"\nprimray = "#fff"\n')
+        (tmp_path / "broken.toml").write_text('name = "broken\n')
+        themes, problems = load_themes(tmp_path)
+        assert [t.name for t in themes] == ["good"]
+        assert len(problems) == 3
+        assert any("bad-colour.toml" in p and "primary" in p for p in problems)
+        assert any("typo.toml" in p and "primray" in p for p in problems)
+
+    def test_missing_required_field(self, tmp_path: Path) -> None:
+        path = tmp_path / "t.toml"
+        path.write_text('name = "x"\n')
+        with pytest.raises(ThemeError, match="primary"):
+            load_theme_file(path)
+
+    def test_counterpart(self) -> None:
+        assert counterpart("opencli-dark", True) == "opencli-light"
+        assert counterpart("opencli-light", False) == "opencli-dark"
+        assert counterpart("nord", True) == "opencli-light"
+
+
+def test_the_app_module_does_not_import_litellm(ui) -> None:
+    """First paint must not wait for litellm: importing the app (and building a session) leaves it out."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import tui.app, tui.bridge, tui.event_handler, tui.commands; "
+            "print('litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+class TestSplitPoint:
+    def test_cuts_after_a_paragraph_break_past_the_limit(self) -> None:
+        from tui.event_handler import split_point
+
+        assert split_point("", "short\n\ntext", 100) is None
+        text = "a" * 50 + "\n\n" + "b" * 60 + "\n\nrest"
+        cut = split_point("", text, 100)
+        assert text[:cut].endswith("b\n\n") and text[cut:] == "rest"
+        assert split_point("x" * 200, "more\n\nnext", 100) == len("more\n\n")
+
+    def test_never_inside_a_fence(self) -> None:
+        from tui.event_handler import split_point
+
+        existing = "x" * 200 + "\n\n```python\n"
+        assert split_point(existing, "a = 1\n\nb = 2\n", 100) is None
+        cut = split_point(existing, "a = 1\n\nb = 2\n```\n\nafter", 100)
+        assert cut is not None and "```" in "a = 1\n\nb = 2\n```\n\nafter"[:cut]

@@ -1,0 +1,276 @@
+"""The Textual app: layout, keys and glue. Events are drawn by ``event_handler``, the agent runs
+through ``bridge``, commands live in ``commands``, themes come from ``theme_loader``.
+
+Start it with ``OpenCLIApp(session=build_session(...), notices=[...]).run()``. The first paint
+waits for nothing slow: ``session.prepare()`` (imports litellm) starts in a worker right after it.
+
+While a turn runs the prompt box stays editable; Enter queues the prompt and it is sent when the
+turn ends (one notice says so).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+
+from .bridge import AgentEventMessage, AgentRunner, SessionPrepared, TurnEnded
+from .commands import command_rows, parse_command, run_command, unescape_prompt
+from .event_handler import EventHandler
+from .theme_loader import DEFAULT_DARK, THEME_VARIABLE_DEFAULTS, THEMES_DIR, counterpart, load_themes
+from .widgets.blocks import ErrorBlock, NoticeBlock, UserBlock, WelcomeBlock
+from .widgets.conversation import Conversation
+from .widgets.prompt_input import PromptInput
+from .widgets.status_bar import StatusBar
+from .widgets.tool_block import ToolBlock
+
+EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
+PLACEHOLDER = "Ask the agent to do something · Enter send · Shift+Enter / Ctrl+J new line · /help"
+#: Seconds within which a second Ctrl+C on an idle app quits.
+QUIT_WINDOW_S = 2.0
+
+
+class OpenCLIApp(App):
+    """The opencli-tui cockpit for one ``AgentSession``.
+
+    Args: ``session`` (an ``agent.runtime.AgentSession``), ``notices`` (lines shown at start),
+    ``watch_themes`` (reload theme files live; tests turn it off), ``duration_format`` (seconds ->
+    text for tool blocks; snapshot tests freeze it), ``themes_dir`` (where theme files live).
+    """
+
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses elsewhere work too
+    TITLE = "opencli-tui"
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel", show=False),
+        Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
+        Binding("ctrl+t", "toggle_theme", "Theme", show=False),
+        Binding("ctrl+o", "toggle_last_tool", "Expand tool", show=False),
+        Binding("f1", "help", "Help", show=False),
+    ]
+
+    def __init__(self, session: Any, notices: list[str] | None = None, *, watch_themes: bool = True,
+                 duration_format: Callable[[float], str] | None = None,
+                 themes_dir: Path = THEMES_DIR, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+        self.notices = list(notices or [])
+        self.watch_themes = watch_themes
+        self.themes_dir = themes_dir
+        self.runner = AgentRunner(self, session)
+        self.duration_format = duration_format
+        self.handler: EventHandler | None = None
+        self.queued: list[str] = []
+        self._last_ctrl_c = 0.0
+
+    # -- layout --------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Conversation(id="conversation")
+        yield PromptInput(id="prompt", placeholder=PLACEHOLDER)
+        yield StatusBar(id="status")
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Fallbacks for our CSS variables, so built-in Textual themes work too."""
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+    async def on_mount(self) -> None:
+        conversation = self.query_one(Conversation)
+        status = self.query_one(StatusBar)
+        self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format)
+        self._load_themes(first=True)
+        status.model = self.session.model
+        status.embedded = self.is_embedded
+        status.permission_mode = _mode_text(getattr(self.session.settings, "permission_mode", "ask"))
+        workspace = getattr(self.session, "workspace", None)
+        await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
+        for line in self._startup_notices():
+            await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
+        self.query_one(PromptInput).focus()
+        self.call_after_refresh(self.runner.prepare)
+        if self.watch_themes:
+            self.watch_theme_files()
+
+    @property
+    def is_embedded(self) -> bool:
+        """True when the session runs the embedded offline model."""
+        return str(self.session.model).startswith("embedded/")
+
+    def _startup_notices(self) -> list[str]:
+        lines = list(self.notices)
+        extra = getattr(self.session, "startup_notices", None)
+        if callable(extra):
+            lines += [line for line in extra() if line not in lines]
+        if self.is_embedded and not any("small local model" in line.lower() for line in lines):
+            lines.append(EMBEDDED_LINE)
+        return lines
+
+    # -- themes --------------------------------------------------------------------------------
+    def _load_themes(self, first: bool = False) -> None:
+        themes, problems = load_themes(self.themes_dir)
+        for theme in themes:
+            self.register_theme(theme)
+        for problem in problems:
+            self.notify(problem, title="Theme file skipped", severity="warning", timeout=8)
+        if first:
+            wanted = str(getattr(self.session.settings, "theme", DEFAULT_DARK) or DEFAULT_DARK)
+            if wanted not in self.available_themes:
+                if wanted != DEFAULT_DARK:
+                    self.notify(f"Unknown theme {wanted!r}; using {DEFAULT_DARK}.", severity="warning")
+                wanted = DEFAULT_DARK if DEFAULT_DARK in self.available_themes else "textual-dark"
+            self.theme = wanted
+        else:
+            self.refresh_css(animate=False)
+
+    @work(exclusive=True, group="theme-watch")
+    async def watch_theme_files(self) -> None:
+        """Reload the theme files whenever one changes (runs until the app exits)."""
+        try:
+            from watchfiles import awatch
+        except ImportError:  # optional nicety
+            return
+        if not self.themes_dir.is_dir():
+            return
+        async for _changes in awatch(self.themes_dir, debounce=200, recursive=False):
+            self._load_themes()
+
+    def action_toggle_theme(self) -> None:
+        """Switch between the dark and the light theme."""
+        other = counterpart(self.theme, self.current_theme.dark)
+        if other not in self.available_themes:
+            other = "textual-light" if self.current_theme.dark else "textual-dark"
+        self.theme = other
+
+    # -- prompt --------------------------------------------------------------------------------
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        text = message.text
+        command = parse_command(text)
+        if command is not None:
+            await run_command(self, *command)
+            return
+        await self.send_prompt(unescape_prompt(text))
+
+    async def send_prompt(self, text: str) -> None:
+        """Send ``text`` to the agent now, or queue it while a turn runs."""
+        if self.runner.running:
+            self.queued.append(text)
+            first_line = text.splitlines()[0] if text.splitlines() else text
+            await self.show_notice(f"Queued (sent when the current turn ends): {first_line[:80]}",
+                                   kind="queued")
+            return
+        conversation = self.query_one(Conversation)
+        await conversation.add(UserBlock(text))
+        conversation.follow()
+        self.runner.start_turn(text)
+        self.query_one(StatusBar).activity = "working..."
+
+    async def show_notice(self, message: str, kind: str = "notice") -> None:
+        """Add a one-line notice to the conversation (kind: notice, warning, reminder, queued)."""
+        await self.query_one(Conversation).add(NoticeBlock(message, kind=kind))
+
+    # -- agent messages ------------------------------------------------------------------------
+    async def on_agent_event_message(self, message: AgentEventMessage) -> None:
+        assert self.handler is not None
+        await self.handler.handle(message.event)
+
+    async def on_turn_ended(self, message: TurnEnded) -> None:
+        assert self.handler is not None
+        if message.error:
+            await self.query_one(Conversation).add(ErrorBlock(f"The agent stopped on an internal error: {message.error}"))
+        if self.handler.turn_finished is None:  # the loop did not report its end: close what is open
+            await self.handler.end_streams()
+            for block in self.handler.tools.values():
+                block.mark_cancelled()
+            self.handler.tools.clear()
+        self.runner.turn_ended()
+        self.query_one(StatusBar).activity = ""
+        if self.queued:
+            await self.send_prompt(self.queued.pop(0))
+
+    def on_session_prepared(self, message: SessionPrepared) -> None:
+        status = self.query_one(StatusBar)
+        status.model = self.session.model
+        status.context_window = message.context_window
+        status.prepared = True
+        if message.error:
+            self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
+
+    # -- commands used by commands.py ---------------------------------------------------------
+    async def new_conversation(self) -> None:
+        """Start a new conversation: clear the pane and the session (in a worker)."""
+        assert self.handler is not None
+        await self.query_one(Conversation).clear_blocks()
+        self.handler.reset()
+        self.queued.clear()
+        status = self.query_one(StatusBar)
+        status.used_tokens = None
+        self.runner.run_session_op(self.session.clear)
+        await self.show_notice("New conversation.")
+
+    async def switch_model(self, name: str) -> None:
+        """Switch the session's model (model info loads in a worker) and say so."""
+        status = self.query_one(StatusBar)
+        status.model = name
+        status.embedded = name.startswith("embedded/")
+        status.prepared = False
+        status.used_tokens = None
+        self.runner.run_session_op(lambda: self.session.set_model(name))
+        await self.show_notice(f"Model switched to {name}.")
+
+    # -- actions -------------------------------------------------------------------------------
+    def action_help(self) -> None:
+        """Show the help screen."""
+        from .screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(command_rows()))
+
+    async def action_cancel_turn(self) -> None:
+        """Esc: cancel the running turn (a second Esc while it stops just says so)."""
+        if self.runner.cancelling:
+            self.notify("Still stopping the current step... (Ctrl+Q quits)", timeout=3)
+        elif self.runner.cancel():
+            self.query_one(StatusBar).activity = "cancelling..."
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: cancel a running turn; copy a selection; clear the prompt; twice quits."""
+        prompt = self.query_one(PromptInput)
+        if self.runner.running and not self.runner.cancelling:
+            await self.action_cancel_turn()
+            return
+        if self.focused is prompt and prompt.selected_text:
+            prompt.action_copy()
+            return
+        if self.focused is prompt and prompt.text:
+            prompt.clear()
+            return
+        now = time.monotonic()
+        if now - self._last_ctrl_c < QUIT_WINDOW_S:
+            await self.action_quit()
+            return
+        self._last_ctrl_c = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW_S)
+
+    def on_unmount(self) -> None:
+        # Thread workers cannot be killed: stop the turn so the process can exit promptly.
+        self.runner.cancel()
+
+    async def action_quit(self) -> None:
+        """Quit, cancelling a running turn first so its worker ends quickly."""
+        self.runner.cancel()
+        self.exit()
+
+    def action_toggle_last_tool(self) -> None:
+        """Expand or collapse the most recent tool block."""
+        blocks = self.query(ToolBlock)
+        if blocks:
+            last = blocks.last()
+            last.expanded = not last.expanded
+            if last.expanded:
+                self.query_one(Conversation).scroll_to_widget(last, animate=False)
+
+
+def _mode_text(mode: Any) -> str:
+    return str(getattr(mode, "value", mode))

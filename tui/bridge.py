@@ -1,0 +1,261 @@
+"""The bridge between the synchronous agent core and the Textual event loop.
+
+``AgentRunner`` runs ``session.prepare()`` and ``session.run_turn()`` in Textual thread workers.
+Events emitted from the worker thread reach the UI as ``AgentEventMessage`` posted to the app
+(``post_message`` is thread-safe and keeps order). Text and reasoning deltas go through a
+``DeltaCoalescer`` first: adjacent deltas of one kind are merged and flushed at most every
+``FLUSH_INTERVAL_S`` seconds (and before any other event), so a fast stream costs the UI a few
+dozen messages a second instead of hundreds.
+
+Messages posted to the app:
+- ``AgentEventMessage(event)``: one agent event (deltas possibly merged).
+- ``TurnEnded(result, error)``: the worker returned; ``result`` is the ``TurnFinished`` (or None
+  when ``run_turn`` raised, then ``error`` holds one line).
+- ``SessionPrepared(context_window, error)``: ``prepare()`` finished (``error`` when it raised).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from textual.message import Message
+
+from agent.events import PermissionDecision, PermissionRequest, ReasoningDelta, TextDelta, TurnFinished
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.worker import Worker
+
+#: Seconds between two flushes of buffered deltas (the brief says 30-50 ms).
+FLUSH_INTERVAL_S = 0.04
+
+
+class AgentEventMessage(Message):
+    """Carries one agent event from the worker thread to the UI."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class TurnEnded(Message):
+    """The turn worker returned. ``result`` is the ``TurnFinished`` or None; ``error`` is one line
+    when ``run_turn`` raised (a bug in the core; the UI still recovers)."""
+
+    def __init__(self, result: TurnFinished | None, error: str | None = None) -> None:
+        super().__init__()
+        self.result = result
+        self.error = error
+
+
+class SessionPrepared(Message):
+    """``session.prepare()`` finished. ``context_window`` in tokens (None when unknown);
+    ``error`` is one line when prepare raised."""
+
+    def __init__(self, context_window: int | None, error: str | None = None) -> None:
+        super().__init__()
+        self.context_window = context_window
+        self.error = error
+
+
+class DeltaCoalescer:
+    """Buffers text/reasoning deltas and posts them merged.
+
+    ``post`` is called with each outgoing event (from whichever thread flushes). ``add`` is called
+    from the agent thread for every event; ``flush`` posts what is buffered. A background ticker
+    (``start``/``stop``) flushes deltas that would otherwise wait for the next event.
+    Thread-safe: one lock guards the buffer and the posting order.
+    """
+
+    def __init__(self, post: Callable[[Any], None], interval_s: float = FLUSH_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._post = post
+        self._interval = interval_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._pending: list[TextDelta | ReasoningDelta] = []
+        self._oldest: float | None = None
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def add(self, event: Any) -> None:
+        """Accept one event: deltas are buffered, anything else flushes the buffer then posts."""
+        with self._lock:
+            if isinstance(event, (TextDelta, ReasoningDelta)):
+                if self._pending and type(self._pending[-1]) is type(event):
+                    last = self._pending[-1]
+                    self._pending[-1] = type(last)(text=last.text + event.text)
+                else:
+                    self._pending.append(event)
+                if self._oldest is None:
+                    self._oldest = self._clock()
+                elif self._clock() - self._oldest >= self._interval:
+                    self._flush_locked()
+                return
+            self._flush_locked()
+            self._post(event)
+
+    def flush(self, only_if_due: bool = False) -> None:
+        """Post the buffered deltas; with ``only_if_due`` only when the oldest waited an interval."""
+        with self._lock:
+            if only_if_due and (self._oldest is None or self._clock() - self._oldest < self._interval):
+                return
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        pending, self._pending, self._oldest = self._pending, [], None
+        for event in pending:
+            self._post(event)
+
+    def start(self) -> None:
+        """Start the ticker thread that flushes stale deltas every interval."""
+        self._stop.clear()
+        self._ticker = threading.Thread(target=self._tick, name="opencli-delta-flush", daemon=True)
+        self._ticker.start()
+
+    def stop(self) -> None:
+        """Stop the ticker and flush what is left."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=1.0)
+            self._ticker = None
+        self.flush()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self._interval / 2):
+            self.flush(only_if_due=True)
+
+
+class AgentRunner:
+    """Runs the agent session in Textual thread workers on behalf of ``app``.
+
+    - ``prepare()`` starts ``session.prepare()`` (slow: imports litellm) in a worker; call it after
+      the first paint. Turns wait for it to finish.
+    - ``start_turn(prompt)`` runs one turn in a worker; returns False when one is already running.
+    - ``cancel()`` sets the cancel event and denies a pending permission request.
+    """
+
+    def __init__(self, app: "App", session: Any) -> None:
+        self.app = app
+        self.session = session
+        self.cancel_event = threading.Event()
+        self._prepared = threading.Event()
+        self._turn_worker: "Worker | None" = None
+        self._busy = False
+        self._pending_permissions: set[Any] = set()
+        self._lock = threading.Lock()
+        self._op_lock = threading.Lock()
+        self._ops_pending = 0
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """True from ``start_turn`` until the UI handled the turn's ``TurnEnded`` (``turn_ended``)."""
+        return self._busy
+
+    def turn_ended(self) -> None:
+        """Mark the turn over; the UI calls this when it handles ``TurnEnded``."""
+        self._busy = False
+
+    @property
+    def cancelling(self) -> bool:
+        """True after ``cancel()`` until the running turn ends."""
+        return self.running and self.cancel_event.is_set()
+
+    @property
+    def prepared(self) -> bool:
+        """True once ``session.prepare()`` returned (or failed)."""
+        return self._prepared.is_set()
+
+    # -- prepare and other session operations ------------------------------------------------
+    def prepare(self) -> None:
+        """Run ``session.prepare()`` in a thread worker; posts ``SessionPrepared`` when done."""
+        self.run_session_op(self.session.prepare)
+
+    def run_session_op(self, operation: Callable[[], Any]) -> None:
+        """Run a slow session operation (prepare, set_model, clear) in a thread worker.
+
+        Turns started meanwhile wait for it. Posts ``SessionPrepared`` when it is done.
+        """
+        with self._lock:
+            self._ops_pending += 1
+            self._prepared.clear()
+        self.app.run_worker(lambda: self._session_op_work(operation), thread=True, name="session-op",
+                            group="session-op", exit_on_error=False)
+
+    def _session_op_work(self, operation: Callable[[], Any]) -> None:
+        error = None
+        try:
+            with self._op_lock:  # operations run one at a time, in order of arrival
+                operation()
+                self.session.prepare()  # idempotent; builds what set_model/clear dropped
+        except Exception as exc:  # noqa: BLE001 - shown to the user, the app keeps running
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            with self._lock:
+                self._ops_pending -= 1
+                if self._ops_pending == 0:
+                    self._prepared.set()
+        self.app.post_message(SessionPrepared(getattr(self.session, "context_window", None), error))
+
+    # -- turns -------------------------------------------------------------------------------
+    def start_turn(self, prompt: str) -> bool:
+        """Start a turn in a thread worker. Returns False (and does nothing) if one is running."""
+        if self.running:
+            return False
+        cancel = self.cancel_event = threading.Event()
+        self._busy = True
+        self._turn_worker = self.app.run_worker(
+            lambda: self._turn_work(prompt, cancel), thread=True, name="agent-turn",
+            group="agent", exit_on_error=False)
+        return True
+
+    def _turn_work(self, prompt: str, cancel: threading.Event) -> None:
+        coalescer = DeltaCoalescer(self._post_event)
+        coalescer.start()
+        result: TurnFinished | None = None
+        error: str | None = None
+        try:
+            while not self._prepared.wait(0.05):
+                if cancel.is_set():
+                    break
+            result = self.session.run_turn(prompt, coalescer.add, cancel)
+        except Exception as exc:  # noqa: BLE001 - a core bug must not kill the UI
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            coalescer.stop()
+        self.app.post_message(TurnEnded(result, error))
+
+    def _post_event(self, event: Any) -> None:
+        if isinstance(event, PermissionRequest):
+            with self._lock:
+                self._pending_permissions.add(event.reply)
+            event.reply.add_done_callback(self._forget_permission)
+            if self.cancel_event.is_set():
+                self._resolve(event.reply, PermissionDecision(allow=False, reason="cancelled by the user"))
+        self.app.post_message(AgentEventMessage(event))
+
+    def _forget_permission(self, future: Any) -> None:
+        with self._lock:
+            self._pending_permissions.discard(future)
+
+    @staticmethod
+    def _resolve(future: Any, decision: PermissionDecision) -> None:
+        if not future.done():
+            try:
+                future.set_result(decision)
+            except Exception:  # noqa: BLE001 - already resolved by another path
+                pass
+
+    def cancel(self) -> bool:
+        """Ask the running turn to stop. Returns False when no turn is running."""
+        if not self.running:
+            return False
+        self.cancel_event.set()
+        with self._lock:
+            pending = list(self._pending_permissions)
+        for future in pending:
+            self._resolve(future, PermissionDecision(allow=False, reason="cancelled by the user"))
+        return True

@@ -1,0 +1,90 @@
+"""Slash commands typed in the prompt box.
+
+``parse_command(text)`` recognises ``/name args``; ``COMMANDS`` lists what exists (the help
+screen shows it); ``run_command(app, name, args)`` carries one out through the app's public
+methods. An unknown command becomes a notice and is never sent to the model. A line that starts
+with ``//`` is sent to the model with one slash removed (a way to start a prompt with '/').
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .app import OpenCLIApp
+
+_COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One slash command: ``name`` (without the slash), usage text and a one-line description."""
+
+    name: str
+    usage: str
+    description: str
+
+
+COMMANDS: list[Command] = [
+    Command("help", "/help", "keys and commands"),
+    Command("clear", "/clear", "start a new conversation (clears the screen)"),
+    Command("model", "/model NAME", "switch the model, e.g. /model anthropic/claude-sonnet-4-5"),
+    Command("quit", "/quit", "leave the app"),
+]
+
+_BY_NAME = {c.name: c for c in COMMANDS}
+_ALIASES = {"exit": "quit", "q": "quit", "h": "help", "?": "help", "new": "clear"}
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """Return ``(name, args)`` when ``text`` is a slash command, else None.
+
+    ``name`` is lower-cased with aliases resolved; ``args`` is stripped ('' when absent).
+    ``//text`` and text that does not look like a command (``/ foo``) are not commands.
+    """
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    match = _COMMAND.match(stripped)
+    if not match:
+        return None
+    name = match.group(1).lower()
+    return _ALIASES.get(name, name), (match.group(2) or "").strip()
+
+
+def unescape_prompt(text: str) -> str:
+    """Return the prompt to send: ``//foo`` becomes ``/foo``; other text is unchanged."""
+    stripped = text.strip()
+    return stripped[1:] if stripped.startswith("//") else text
+
+
+def command_rows() -> list[tuple[str, str]]:
+    """Return ``(usage, description)`` for every command, for the help screen."""
+    return [(c.usage, c.description) for c in COMMANDS]
+
+
+async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
+    """Carry out command ``name`` with ``args`` on ``app``; unknown names give a notice."""
+    if name not in _BY_NAME:
+        await app.show_notice(f"Unknown command /{name}. Type /help for the list; start with // to send "
+                              f"a message beginning with '/'.", kind="warning")
+        return
+    if name == "help":
+        app.action_help()
+    elif name == "quit":
+        await app.action_quit()
+    elif name == "clear":
+        if app.runner.running:
+            await app.show_notice("A turn is running: press Esc to stop it, then /clear.", kind="warning")
+            return
+        await app.new_conversation()
+    elif name == "model":
+        if not args:
+            await app.show_notice(f"Current model: {app.session.model}. Usage: /model NAME", kind="notice")
+            return
+        if app.runner.running:
+            await app.show_notice("A turn is running: press Esc to stop it, then /model.", kind="warning")
+            return
+        await app.switch_model(args.split()[0])

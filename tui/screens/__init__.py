@@ -1,0 +1,1 @@
+"""Screens of the opencli-tui app (permission prompt, help)."""

@@ -1,0 +1,57 @@
+"""The help screen: keys and slash commands. Esc, q or F1 closes it."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+#: (keys, what they do), shown in this order.
+KEYS: list[tuple[str, str]] = [
+    ("Enter", "send the prompt (queued while a turn runs)"),
+    ("Shift+Enter, Ctrl+J", "new line in the prompt"),
+    ("Up / Down", "previous / next prompt (on the first / last line)"),
+    ("Esc", "cancel the running turn"),
+    ("Ctrl+C", "cancel the running turn; when idle, press twice to quit"),
+    ("Ctrl+O", "expand or collapse the latest tool block"),
+    ("Enter / Space / click", "expand or collapse the focused tool or reasoning block"),
+    ("Tab / Shift+Tab", "move focus between the prompt and the blocks"),
+    ("Ctrl+T", "switch between the dark and light theme"),
+    ("F1", "this help"),
+    ("Ctrl+Q", "quit"),
+]
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists keys and commands. ``commands`` is a list of (usage, description)."""
+
+    BINDINGS = [Binding("escape,q,f1", "dismiss_help", "Close")]
+
+    def __init__(self, commands: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-dialog"):
+            yield Static(Text("opencli-tui help", style="bold"), id="help-title")
+            yield Static(self._table("Keys", KEYS), markup=False)
+            yield Static(self._table("Commands", self.commands), markup=False)
+            yield Static(Text("Esc closes this screen.", style="dim"), markup=False)
+
+    @staticmethod
+    def _table(title: str, rows: list[tuple[str, str]]) -> Table:
+        table = Table(title=title, title_justify="left", show_header=False, box=None, expand=True,
+                      padding=(0, 2, 0, 0))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for key, what in rows:
+            table.add_row(Text(key), Text(what))
+        return table
+
+    def action_dismiss_help(self) -> None:
+        """Close the help screen."""
+        self.dismiss(None)

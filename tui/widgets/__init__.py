@@ -1,0 +1,1 @@
+"""Conversation widgets of the opencli-tui app (blocks, tool calls, prompt box, status bar)."""

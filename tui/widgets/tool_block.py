@@ -1,0 +1,253 @@
+"""A tool call in the conversation: a one-line header and a body that is collapsed by default.
+
+The header shows the tool name, a short summary of the arguments, the status (a spinner while
+running, then ok / error / cancelled), the duration, the exit code, a truncation badge and, for
+file changes, the added/removed line counts. The body (full arguments, the diff of edit/write,
+the output as plain text) is mounted only when first expanded, so long conversations stay light.
+Expanding is a reactive flag that toggles the ``-expanded`` CSS class.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Static
+
+from .diff_view import DiffView, diff_stats
+from .plain_output import PlainOutput
+
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+#: Argument keys that summarise a call best, per tool (first present wins).
+_SUMMARY_KEYS = {
+    "bash": ("command",),
+    "read": ("path",),
+    "write": ("path",),
+    "edit": ("path",),
+    "grep": ("pattern",),
+    "glob": ("pattern",),
+    "think": ("thought",),
+}
+
+
+def format_duration(seconds: float) -> str:
+    """Return a short duration: ``0.4s``, ``12s``, ``2m05s`` (seconds in, text out)."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{secs:02d}s"
+
+
+def summarize_arguments(name: str, arguments: Any, width: int = 100) -> str:
+    """Return a one-line summary of a tool call's arguments, at most ``width`` characters.
+
+    Known tools show their main argument (``bash`` its command, ``read`` its path...); others a
+    compact JSON. Raw (invalid JSON) arguments are shown as they came.
+    """
+    if isinstance(arguments, dict):
+        summary = ""
+        for key in _SUMMARY_KEYS.get(name, ()):
+            if key in arguments:
+                summary = str(arguments[key])
+                break
+        if name == "grep" and arguments.get("path"):
+            summary += f"  in {arguments['path']}"
+        if name == "read" and ("offset" in arguments or "limit" in arguments):
+            summary += f"  [{arguments.get('offset', 1)}:+{arguments.get('limit', '')}]"
+        if not summary:
+            summary = json.dumps(arguments, ensure_ascii=False, separators=(", ", ": "))
+    elif arguments is None:
+        summary = ""
+    else:
+        summary = str(arguments)
+    summary = " ".join(summary.split())  # one line
+    if len(summary) > width:
+        summary = summary[: width - 1] + "…"
+    return summary
+
+
+def _full_arguments(arguments: Any) -> str:
+    if isinstance(arguments, (dict, list)):
+        return json.dumps(arguments, ensure_ascii=False, indent=2)
+    return "" if arguments is None else str(arguments)
+
+
+class ToolBlock(Widget, can_focus=True):
+    """One tool call. ``finish(...)`` records its result; ``expanded`` shows the body.
+
+    ``duration_format`` (seconds -> text) is injectable so snapshot tests can freeze it.
+    """
+
+    BINDINGS = [("enter,space", "toggle", "Expand")]
+
+    expanded: reactive[bool] = reactive(False)
+    status: reactive[str] = reactive("running")  # running, ok, error, cancelled
+
+    def __init__(self, call_id: str, name: str, arguments: Any = None, *,
+                 duration_format: Callable[[float], str] | None = None) -> None:
+        super().__init__(classes="block")
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.output: str | None = None
+        self.is_error = False
+        self.truncated = False
+        self.saved_path: str | None = None
+        self.duration_s: float | None = None
+        self.exit_code: int | None = None
+        self.diff: str | None = None
+        self._format_duration = duration_format or format_duration
+        self._frame = 0
+        self._spinner: Timer | None = None
+        self._body: Vertical | None = None
+        self.awaiting_approval = False
+
+    # -- composition ---------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="tool-header"):
+            yield Static(self._title(), markup=False, classes="tool-title")
+            yield Static(self._meta(), markup=False, classes="tool-meta")
+
+    def on_mount(self) -> None:
+        if self.status == "running" and self.app.animation_level != "none":
+            self._spinner = self.set_interval(0.1, self._spin)
+
+    def _spin(self) -> None:
+        self._frame = (self._frame + 1) % len(SPINNER_FRAMES)
+        self._refresh_header()
+
+    # -- header --------------------------------------------------------------------------------
+    def _icon(self) -> str:
+        return {"running": SPINNER_FRAMES[self._frame], "ok": "✓", "error": "✗",
+                "cancelled": "⊘"}.get(self.status, "?")
+
+    def _title(self) -> Text:
+        arrow = "▾" if self.expanded else "▸"
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{arrow} ")
+        text.append(f"{self._icon()} ", style="bold")
+        text.append(self.tool_name, style="bold")
+        summary = summarize_arguments(self.tool_name, self.arguments)
+        if summary:
+            text.append(f"  {summary}")
+        return text
+
+    def _meta(self) -> Text:
+        parts: list[str] = []
+        if self.status == "running":
+            parts.append("awaiting approval" if self.awaiting_approval else "running")
+        elif self.status == "cancelled":
+            parts.append("cancelled")
+        elif self.status == "error":
+            parts.append("error")
+        if self.diff:
+            added, removed = diff_stats(self.diff)
+            parts.append(f"+{added} -{removed}")
+        elif self.output is not None and self.status == "ok":
+            body = self.output.rstrip("\n")
+            lines = body.count("\n") + 1 if body else 0
+            parts.append(f"{lines} line{'s' if lines != 1 else ''}")
+        if self.truncated:
+            parts.append("truncated")
+        if self.exit_code is not None:
+            parts.append(f"exit {self.exit_code}")
+        if self.duration_s is not None:
+            parts.append(self._format_duration(self.duration_s))
+        return Text(" · ".join(parts), no_wrap=True)
+
+    def _refresh_header(self) -> None:
+        titles = self.query(".tool-title").results(Static)
+        metas = self.query(".tool-meta").results(Static)
+        for title in titles:
+            title.update(self._title())
+        for meta in metas:
+            meta.update(self._meta())
+
+    # -- state ---------------------------------------------------------------------------------
+    def finish(self, output: str, *, is_error: bool = False, truncated: bool = False,
+               saved_path: str | None = None, duration_s: float | None = None,
+               exit_code: int | None = None, diff: str | None = None, cancelled: bool = False) -> None:
+        """Record the result; ``cancelled`` marks a call stopped or skipped by the user."""
+        self.output = output
+        self.is_error = is_error
+        self.truncated = truncated
+        self.saved_path = saved_path
+        self.duration_s = duration_s
+        self.exit_code = exit_code
+        self.diff = diff or None
+        self.status = "cancelled" if cancelled else ("error" if is_error else "ok")
+        if self.diff and not is_error:
+            self.expanded = True  # a change the agent made is worth seeing at once
+
+    def set_awaiting_approval(self, waiting: bool) -> None:
+        """Show (or stop showing) that the call waits for the user's permission."""
+        self.awaiting_approval = waiting
+        self._refresh_header()
+
+    def mark_cancelled(self) -> None:
+        """The turn ended without a result for this call: show it as cancelled."""
+        if self.status == "running":
+            self.status = "cancelled"
+
+    def watch_status(self, status: str) -> None:
+        for name in ("running", "ok", "error", "cancelled"):
+            self.set_class(status == name, f"-{name}")
+        if status != "running" and self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+        self._refresh_header()
+        if self._body is not None:
+            self._rebuild_body()
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        if expanded and self._body is None:
+            self._body = Vertical(classes="tool-body")
+            self.mount(self._body)
+            self._rebuild_body()
+        self._refresh_header()
+
+    # -- body ----------------------------------------------------------------------------------
+    def _body_widgets(self) -> list[Widget]:
+        widgets: list[Widget] = []
+        args = self.arguments
+        if self.tool_name == "bash" and isinstance(args, dict) and "command" in args:
+            widgets.append(PlainOutput(f"$ {args['command']}", classes="tool-args"))
+        elif self.tool_name not in ("edit", "write") or not self.diff:
+            full = _full_arguments(args)
+            if full and full not in ("{}", "[]"):
+                widgets.append(PlainOutput(full, max_lines=40, classes="tool-args"))
+        if self.diff:
+            widgets.append(DiffView(self.diff, classes="tool-diff"))
+        if self.status == "running":
+            widgets.append(Static(Text("running...", style="italic"), classes="tool-output"))
+        elif self.output is not None and not (self.diff and not self.is_error):
+            widgets.append(PlainOutput(self.output or "(no output)", classes="tool-output"))
+        if self.saved_path:
+            widgets.append(Static(Text(f"full output saved to {self.saved_path}"), markup=False,
+                                  classes="tool-saved"))
+        return widgets
+
+    def _rebuild_body(self) -> None:
+        body = self._body
+        if body is None:
+            return
+        body.remove_children()
+        body.mount_all(self._body_widgets())
+
+    # -- actions -------------------------------------------------------------------------------
+    def action_toggle(self) -> None:
+        """Expand or collapse the body."""
+        self.expanded = not self.expanded
+
+    def on_click(self) -> None:
+        self.action_toggle()
