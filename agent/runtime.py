@@ -1,8 +1,9 @@
 """Wiring: one ``AgentSession`` per conversation, built from settings for a workspace.
 
-``build_session`` is cheap (no litellm import) so the TUI can paint first; ``prepare()`` does the
-slow part (litellm import, model info, tool set) and is called by the TUI in a worker after the
-first paint, or implicitly by the first ``run_turn``.
+``build_session`` is cheap (no litellm import, and the loop, tools and git code are imported only
+by ``prepare()``) so the TUI can paint first; ``prepare()`` does the slow part (litellm import,
+model info, git snapshot, tool set) and is called by the TUI in a worker after the first paint,
+or implicitly by the first ``run_turn``.
 """
 
 from __future__ import annotations
@@ -10,19 +11,18 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .config import PermissionMode, Settings
-from .events import Emit, TurnFinished
-from .git_context import GitSnapshot, git_snapshot, render_snapshot
-from .loop import Agent, LoopConfig
-from .prompts import build_system_prompt
 from .providers.base import Provider
-from .providers.model_info import ModelInfo, lookup_model_info
+from .providers.model_info import ModelInfo
 from .providers.scripted import ScriptedProvider, load_replay_file
-from .reminders import ReminderEngine, rules_from_config, system_prompt_rules
-from .retry import RetryPolicy
-from .session import SessionJournal, new_session_id, sessions_dir
-from .tools.registry import ToolRegistry, default_tools
-from .workspace import ensure_app_folder_excluded
+from .session import new_session_id, sessions_dir
+
+if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
+    from .events import Emit, TurnFinished
+    from .git_context import GitSnapshot
+    from .loop import Agent
 
 EMBEDDED_NOTICE = ("Using the embedded SmolLM2-135M: a small local model for trying the app offline, with "
                    "read-only tools and few steps. Real work wants a real model: set OPENAI_API_KEY, "
@@ -46,9 +46,9 @@ class AgentSession:
         self.model = model or settings.resolved_model()
         self.session_id = new_session_id()
         self.model_info: ModelInfo | None = None
-        self.agent: Agent | None = None
+        self.agent: "Agent | None" = None
         #: Git state at session start (frozen for the session so the prompt prefix stays stable).
-        self.git: GitSnapshot | None = None
+        self.git: "GitSnapshot | None" = None
         self._prepare_lock = threading.Lock()
 
     # ---------------------------------------------------------------------------------- facts
@@ -80,6 +80,10 @@ class AgentSession:
 
         Idempotent and thread-safe; slow the first time (seconds).
         """
+        from .git_context import git_snapshot
+        from .providers.model_info import lookup_model_info
+        from .workspace import ensure_app_folder_excluded
+
         with self._prepare_lock:
             if self.agent is not None:
                 return
@@ -104,7 +108,15 @@ class AgentSession:
         register_embedded_provider(context_tokens=self.settings.embedded.context_tokens,
                                    max_reply_tokens=self.settings.embedded.max_reply_tokens)
 
-    def _build_agent(self, info: ModelInfo) -> Agent:
+    def _build_agent(self, info: ModelInfo) -> "Agent":
+        from .git_context import render_snapshot
+        from .loop import Agent, LoopConfig
+        from .prompts import build_system_prompt
+        from .reminders import ReminderEngine, rules_from_config, system_prompt_rules
+        from .retry import RetryPolicy
+        from .session import SessionJournal
+        from .tools.registry import ToolRegistry, default_tools
+
         s = self.settings
         read_only_tools = self.is_embedded and s.embedded.tools != "all"
         tools = default_tools(include_think=not info.supports_reasoning, read_only=read_only_tools)
@@ -135,7 +147,7 @@ class AgentSession:
                      reminders=ReminderEngine(rules))
 
     # ---------------------------------------------------------------------------------- turns
-    def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event) -> TurnFinished:
+    def run_turn(self, prompt: str, emit: "Emit", cancel: threading.Event) -> "TurnFinished":
         """Run one user turn (see ``Agent.run_turn``); prepares the session first if needed."""
         self.prepare()
         assert self.agent is not None

@@ -15,6 +15,10 @@ from .base import ModelRequest, ProviderError, StreamDelta
 from .litellm_loader import load_litellm
 
 
+_MISSING_KEY = re.compile(r"missing (credentials|[\w ]*api[ _]key)|api_key client option must be set|no api key",
+                          re.IGNORECASE)
+
+
 def classify_exception(exc: BaseException) -> ProviderError:
     """Map a litellm (or OpenAI-SDK style) exception to a ``ProviderError`` with one clear line."""
     litellm = load_litellm()
@@ -22,8 +26,12 @@ def classify_exception(exc: BaseException) -> ProviderError:
     text = " ".join(str(exc).split())
     # litellm prefixes messages with its class names ("litellm.NotFoundError: NotFoundError: ...").
     text = re.sub(r"^(?:litellm\.\w+:\s*)+(?:\w+Error:\s*)?", "", text)
+    text = text.split(" Traceback (most recent call last)")[0]
     if len(text) > 300:
         text = text[:300] + "..."
+    if _MISSING_KEY.search(text):
+        # SDKs report a missing key in different classes (500, connection error): it is never transient.
+        return ProviderError("auth", f"no API key for this provider: {text}")
     table: list[tuple[str, str, str]] = [
         ("ContextWindowExceededError", "context_window", "the request exceeds the model's context window"),
         ("AuthenticationError", "auth", "authentication failed (check the API key)"),

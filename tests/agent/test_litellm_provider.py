@@ -89,3 +89,13 @@ def test_tool_call_chunks_are_normalised():
     assert message.tool_calls[0].parsed_arguments() == {"path": "a.py"}
     assert message.reasoning_content == "thinking"
     assert litellm.suppress_debug_info is True
+
+
+def test_missing_api_key_is_a_fatal_auth_error(monkeypatch):
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    for model in ("openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-flash"):
+        with pytest.raises(ProviderError) as info:
+            list(LiteLLMProvider().stream(request(model), threading.Event()))
+        assert info.value.kind == "auth", (model, info.value.message)
+        assert not info.value.retryable and "Traceback" not in info.value.message
