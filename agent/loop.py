@@ -36,7 +36,7 @@ from .providers.base import ModelRequest, Provider, ProviderError
 from .reply import ReplyAssembler
 from .retry import RetryPolicy, call_with_retries
 from .session import SessionJournal
-from .tools.base import ToolContext, ToolOutput
+from .tools.base import Capability, ToolContext, ToolOutput
 from .tools.registry import ToolRegistry
 
 INTERRUPTED_TEXT = "Interrupted by user: this tool call was not run (or was stopped). Do not retry unless asked."
@@ -59,6 +59,11 @@ class LoopConfig:
     max_tokens: int | None = None
     send_reasoning_back: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Plan mode (agent/planner.py): when set, only tools with these capabilities are offered and
+    #: run; any other call (a tool that exists but was not offered, or an unknown name) gets an error
+    #: result listing what may be used. ``restricted_mode_name`` names the mode in that message.
+    allowed_capabilities: frozenset[Capability] | None = None
+    restricted_mode_name: str = "this mode"
 
 
 class Agent:
@@ -89,6 +94,8 @@ class Agent:
         self.reminders = reminders if reminders is not None else ReminderEngine()
         self.file_stamps = ReadFileStamps(self.workspace)
         self._journal_error_reported = False
+        self._end_turn = False  # set when a tool result asks to end the turn (metadata "end_turn")
+        self._approval_wait_s = 0.0
 
     # ----------------------------------------------------------------------------------- records
     def _append(self, message: Message, emit: Emit) -> None:
@@ -108,7 +115,7 @@ class Agent:
                 messages.append(m.to_openai(include_reasoning=self.config.send_reasoning_back))
             else:
                 messages.append(m.to_openai())
-        return ModelRequest(model=self.model, messages=messages, tools=self.registry.schemas(),
+        return ModelRequest(model=self.model, messages=messages, tools=self._offered_schemas(),
                             api_base=self.config.api_base, temperature=self.config.temperature,
                             max_tokens=self.config.max_tokens)
 
@@ -122,6 +129,7 @@ class Agent:
         self._append(UserMessage(content=prompt), emit)
         self.guard.reset()
         self.reminders.start_turn()
+        self._end_turn = False
         usage = Usage()
         steps_with_tools = 0
         step = 0
@@ -175,6 +183,8 @@ class Agent:
                 return finish("stuck", stop.message)
             if cancel.is_set():
                 return finish("cancelled", final_text)
+            if self._end_turn:  # e.g. submit_plan: the planning pass is over
+                return finish("done", final_text)
 
     # ------------------------------------------------------------------------------------- model
     def _call_model(self, emit: Emit, cancel: threading.Event) -> AssistantMessage:
@@ -209,6 +219,7 @@ class Agent:
         for position, call in enumerate(calls):
             emit(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
             started = time.monotonic()
+            self._approval_wait_s = 0.0
             if stop is not None:
                 output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
             elif cancel.is_set():
@@ -223,6 +234,7 @@ class Agent:
                     output = ToolOutput(text=verdict.message, is_error=True)
                 else:
                     output = self._execute(call, reply, emit, cancel)
+                    self._end_turn |= bool(output.metadata.get("end_turn")) and not output.is_error
                     self.guard.record(call.name, call.arguments, output.text, output.is_error)
                     reminder_texts += self._reminders_for(call, output)
             text = output.text
@@ -230,7 +242,7 @@ class Agent:
                 text += self.reminders.format(reminder_texts)
                 for reminder in dict.fromkeys(reminder_texts):
                     emit(ReminderInjected(text=reminder))
-            duration = time.monotonic() - started
+            duration = time.monotonic() - started - self._approval_wait_s  # run time, not time waiting for the user
             self._append(ToolResultMessage(tool_call_id=call.id, name=call.name, content=text,
                                            is_error=output.is_error), emit)
             emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
@@ -258,6 +270,9 @@ class Agent:
                           max_output_chars=self.config.max_output_chars,
                           bash_timeout_s=self.config.bash_timeout_s, call_id=_safe_id(call.id))
         tool = self.registry.get(call.name)
+        refusal = self._capability_refusal(call.name, tool)
+        if refusal:
+            return ToolOutput(text=refusal, is_error=True)
         if tool is not None:
             verdict = gate(tool.capability, self.config.permission_mode)
             if verdict == "deny" or (verdict == "ask" and not self.config.interactive):
@@ -278,6 +293,23 @@ class Agent:
                                     "several edits."), is_error=True)
         return self.registry.execute(call, ctx)
 
+    # ------------------------------------------------------------------ capability restriction
+    def _offered_schemas(self) -> list[dict]:
+        """Schemas of the tools offered this turn: all, or those of ``config.allowed_capabilities``."""
+        allowed = self.config.allowed_capabilities
+        return [t.schema() for t in self.registry.tools() if allowed is None or t.capability in allowed]
+
+    def _capability_refusal(self, name: str, tool) -> str:
+        """The error text for a call the turn's capability restriction forbids, else ``""``."""
+        allowed = self.config.allowed_capabilities
+        if allowed is None or (tool is not None and tool.capability in allowed):
+            return ""
+        usable = ", ".join(t.name for t in self.registry.tools() if t.capability in allowed)
+        kinds = "/".join(sorted(c.value for c in allowed))
+        what = f"{name} ({tool.capability.value})" if tool is not None else repr(name)
+        return (f"Refused: {what} is not available in {self.config.restricted_mode_name}: only {kinds} tools run "
+                f"and nothing in the workspace may change. You may use: {usable}.")
+
     def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
              cancel: threading.Event) -> PermissionDecision | None:
         preview = ""
@@ -289,13 +321,17 @@ class Agent:
         request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=call.parsed_arguments(),
                                     capability=tool.capability.value, preview=preview)
         emit(request)
-        while not cancel.is_set():
-            try:
-                return request.reply.result(timeout=0.1)
-            except FutureTimeout:
-                continue
-        request.reply.cancel()
-        return None
+        waited_from = time.monotonic()
+        try:
+            while not cancel.is_set():
+                try:
+                    return request.reply.result(timeout=0.1)
+                except FutureTimeout:
+                    continue
+            request.reply.cancel()
+            return None
+        finally:
+            self._approval_wait_s += time.monotonic() - waited_from
 
 
 def _is_json(text: str) -> bool:

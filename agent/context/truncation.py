@@ -20,19 +20,24 @@ saved file follow OpenCLI and Claude Code, the rest is ours):
   since some providers reuse call ids). It is written only when truncation happened or the output
   is binary. A failed save is reported in the marker and is never fatal.
 
-``BoundedOutput`` is the streaming form used by the bash tool: memory stays bounded (about 1 MiB
-plus the head/tail buffers) however many bytes are fed. ``truncate_text`` is the pure ``str`` form.
+``BoundedOutput`` is the streaming form used by the bash tool: memory stays bounded (about 4 MiB
+plus the head/tail buffers) however many bytes are fed, and the saved file is written by a
+background thread while the pipe is read. ``truncate_text`` is the pure ``str`` form.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import queue
 import re
+import threading
 import uuid
+import weakref
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 #: Default cap on model-facing tool output (characters), as ``OPENCLI_MAX_TOOL_OUTPUT``.
 DEFAULT_MAX_CHARS = 20000
@@ -44,6 +49,14 @@ LINE_SNAP_FRACTION = 0.1
 BINARY_SAMPLE_BYTES = 8192
 #: Output up to this many bytes is kept whole in memory (exact counts); beyond, head/tail only.
 MEMORY_BYTES = 1 << 20
+#: Size (bytes) of each reusable buffer that spilled output streams through to the saved file.
+STREAM_SLOT_BYTES = 1 << 20
+#: Number of those buffers per output: one filling while the others are being written.
+STREAM_SLOTS = 3
+#: Piece size (bytes) for counting newlines with ``bytes.replace`` (below malloc's mmap threshold).
+_COUNT_PIECE = 1 << 16
+#: Lines longer than this on average (bytes) make the memchr-based newline count the faster one.
+_SPARSE_BYTES_PER_LINE = 32
 
 #: Finds the marker line (with the newline on each side) inside a truncated text.
 MARKER_RE = re.compile(r"\n\[\.\.\. (?:about )?(?P<chars>\d+) chars truncated, from line (?P<line>\d+)[^\n]*\.\.\.\]\n")
@@ -229,16 +242,24 @@ def truncate_and_save(data: bytes | str, ctx: Any) -> TruncationResult:
 
 
 class BoundedOutput:
-    """Streaming truncator: feed byte chunks, then ``finish()`` for the model-facing text.
+    """Streaming truncator: feed raw output, then ``finish()`` for the model-facing text.
 
-    Keeps at most ``MEMORY_BYTES`` (1 MiB) in memory; past that it switches to a head buffer (the
-    first ``8 * head budget`` bytes), a tail ring (the last ``8 * tail budget`` bytes) and the
-    saved file, which receives every byte. Byte and newline counts stay exact while streaming; the
-    number of characters cut is then estimated from the characters-per-byte ratio of the buffers
-    (the marker says "about"). With ``max_chars == 0`` nothing is truncated and everything stays in memory.
+    Output arrives either as byte chunks (``feed``) or straight from a pipe (``read_from``, which
+    the bash tool uses: it reads into reusable buffers, so a read allocates nothing).
+
+    Up to ``MEMORY_BYTES`` (1 MiB) everything stays in memory and the result is exact. Past that
+    the output *spills*: the first ``8 * head budget`` bytes are kept as the head, the last
+    ``8 * tail budget`` bytes as the tail, and every byte streams through ``STREAM_SLOTS``
+    reusable buffers of ``STREAM_SLOT_BYTES`` that a background writer thread (one daemon thread
+    for the whole process, running jobs in order) appends to the saved file while the next buffer
+    fills. Memory therefore stays at about 4 MiB plus head and tail however many bytes arrive.
+    Byte and newline counts stay exact; the number of characters cut is estimated from the
+    characters-per-byte ratio of the head and tail (the marker says "about"). With
+    ``max_chars == 0`` nothing is truncated and everything stays in memory.
 
     ``output_dir`` is where the full output is saved (``None``: never saved; the marker says so).
-    Not thread-safe: one reader feeds it.
+    Not thread-safe: one reader feeds it. Always call ``finish()`` (it waits for pending writes
+    and closes the file); an abandoned instance closes its file when garbage-collected.
     """
 
     def __init__(
@@ -260,12 +281,25 @@ class BoundedOutput:
         self._tail_cap = 8 * self._tail_budget + 4096
         self._memory_cap = max(memory_bytes, self._head_cap + self._tail_cap)
         self._mem = bytearray()
-        self._head = bytearray()
-        self._tail = bytearray()
+        self._head = b""
+        self._tail = b""
         self._spilled = False
         self._total = 0
-        self._newlines = 0
-        self._file: Any = None
+        self._newlines = 0  # counted by the reading thread
+        self._writer_newlines = 0  # counted by the writer thread (added up once it is done)
+        self._sparse = True  # newline density of the last counted piece (see _count_newlines)
+        self._last_byte = b""
+        # Spilled streaming: the buffer being filled, free buffers, buffers being written.
+        self._slot = bytearray()
+        self._view = memoryview(self._slot)
+        self._fill = 0
+        self._slots_made = 0
+        self._free: list[bytearray] = []
+        self._inflight: deque[tuple[_Job, bytearray | None]] = deque()
+        # The saved file: a raw descriptor written with os.write.
+        self._fd: int | None = None
+        self._closer: weakref.finalize | None = None
+        self._write_failure: Exception | None = None
         self._saved_path: str | None = None
         self._save_error: str | None = None
         self._result: TruncationResult | None = None
@@ -285,37 +319,65 @@ class BoundedOutput:
         return self._total
 
     def feed(self, chunk: bytes) -> None:
-        """Add the next raw bytes of the output. Raises ``RuntimeError`` after ``finish()``."""
+        """Add the next raw bytes of the output (``bytes`` or ``bytearray``; not kept, so the caller
+        may reuse its buffer). Raises ``RuntimeError`` after ``finish()``."""
         if self._result is not None:
             raise RuntimeError("BoundedOutput.feed() after finish()")
-        if not chunk:
+        size = len(chunk)
+        if not size:
             return
-        self._total += len(chunk)
-        self._newlines += chunk.count(b"\n")
         if not self._spilled:
+            self._total += size
+            self._newlines += chunk.count(b"\n")
             self._mem += chunk
             if self._max_chars > 0 and len(self._mem) > self._memory_cap:
                 self._spill()
             return
-        self._write(chunk)
-        self._tail += chunk
-        excess = len(self._tail) - self._tail_cap
-        if excess > 0:
-            del self._tail[:excess]
+        view = memoryview(chunk).cast("B")
+        done = 0
+        while done < size:
+            take = min(size - done, STREAM_SLOT_BYTES - self._fill)
+            self._view[self._fill : self._fill + take] = view[done : done + take]
+            self._accept(take)
+            done += take
+
+    def read_from(self, fd: int) -> int:
+        """Read once from the file descriptor ``fd`` (a pipe, usually non-blocking) into the
+        output. Returns the number of bytes read, 0 at end of file. Raises ``BlockingIOError``
+        when a non-blocking ``fd`` has nothing to read, other ``OSError`` on read errors, and
+        ``RuntimeError`` after ``finish()``."""
+        if self._result is not None:
+            raise RuntimeError("BoundedOutput.read_from() after finish()")
+        if not self._spilled:
+            chunk = os.read(fd, STREAM_SLOT_BYTES)
+            self.feed(chunk)
+            return len(chunk)
+        size = os.readv(fd, [self._view[self._fill :]])
+        if size:
+            self._accept(size)
+        return size
 
     def finish(self) -> TruncationResult:
-        """Close the saved file and return the model-facing result (same object on later calls)."""
+        """Wait for pending writes, close the saved file and return the model-facing result
+        (the same object on later calls)."""
         if self._result is None:
-            self._result = self._finish_spilled() if self._spilled else self._finish_in_memory()
-            self._mem = bytearray()
-            self._head = bytearray()
-            self._tail = bytearray()
+            try:
+                self._result = self._finish_spilled() if self._spilled else self._finish_in_memory()
+            finally:
+                self._close_file()
+                self._mem = bytearray()
+                self._head = self._tail = b""
+                self._view.release()
+                self._slot = bytearray()
+                self._view = memoryview(self._slot)
+                self._free.clear()
         return self._result
 
     # -- in-memory path: exact -------------------------------------------------------------
 
     def _finish_in_memory(self) -> TruncationResult:
         data = bytes(self._mem)
+        self._last_byte = data[-1:]
         if looks_binary_output(data):
             self._save_whole(data)
             return self._binary_result()
@@ -327,27 +389,132 @@ class BoundedOutput:
 
     def _save_whole(self, data: bytes) -> None:
         self._open_file()
-        self._write(data)
+        if self._fd is not None:
+            try:
+                _write_all(self._fd, data)
+            except OSError as exc:
+                self._write_failure = exc
         self._close_file()
 
     # -- spilled path: bounded memory ------------------------------------------------------
 
     def _spill(self) -> None:
         data = self._mem
-        self._spilled = True
-        self._head = bytearray(data[: self._head_cap])
-        self._tail = bytearray(data[-self._tail_cap :])
-        self._open_file()
-        self._write(bytes(data))
         self._mem = bytearray()
+        self._spilled = True
+        self._head = bytes(data[: self._head_cap])
+        self._tail = bytes(data[-self._tail_cap :])
+        self._last_byte = bytes(data[-1:])
+        self._open_file()
+        self._submit(data, len(data), None)
+        self._slot = self._take_slot()
+        self._view = memoryview(self._slot)
+        self._fill = 0
+
+    def _accept(self, size: int) -> None:
+        """Account for ``size`` new bytes just placed at ``_fill`` in the current buffer."""
+        start = self._fill
+        end = start + size
+        self._total += size
+        self._last_byte = self._slot[end - 1 : end]
+        self._fill = end
+        if end == STREAM_SLOT_BYTES:
+            self._rotate()
+
+    def _count_newlines(self, buf: bytearray, start: int, end: int) -> int:
+        """Count b"\\n" in ``buf[start:end]`` at C speed.
+
+        ``bytes.count`` for one byte is a plain loop (about 2 GB/s); ``bytes.replace`` finds the
+        byte with ``memchr`` (several GB/s when lines are longer than a few dozen bytes), so it
+        is used, on pieces of ``_COUNT_PIECE`` bytes (small enough that the temporary copies are
+        recycled by the allocator), while the last piece had few newlines.
+        """
+        if not self._sparse:
+            count = buf.count(b"\n", start, end)
+        else:
+            count = 0
+            view = memoryview(buf)
+            for piece_start in range(start, end, _COUNT_PIECE):
+                piece = view[piece_start : min(end, piece_start + _COUNT_PIECE)].tobytes()
+                count += len(piece) - len(piece.replace(b"\n", b""))
+            view.release()
+        self._sparse = count * _SPARSE_BYTES_PER_LINE < end - start
+        return count
+
+    def _rotate(self) -> None:
+        """Hand the full current buffer to the writer and continue in a free one."""
+        fill = self._fill
+        if fill >= self._tail_cap:
+            self._tail = bytes(self._view[fill - self._tail_cap : fill])
+        else:
+            self._tail = (self._tail + bytes(self._view[:fill]))[-self._tail_cap :]
+        self._view.release()
+        # Newlines are counted by whichever thread is free: the writer when it has caught up
+        # (the reader keeps reading), else here (the reader waits for the writer anyway).
+        writer_busy = bool(self._inflight) and not self._inflight[-1][0].done()
+        if writer_busy:
+            self._newlines += self._count_newlines(self._slot, 0, fill)
+        self._submit(self._slot, fill, self._slot, count=not writer_busy)
+        self._slot = self._take_slot()
+        self._view = memoryview(self._slot)
+        self._fill = 0
+
+    def _take_slot(self) -> bytearray:
+        """A free streaming buffer: a recycled one, a new one (up to ``STREAM_SLOTS``), or the
+        oldest one being written once its write is done (back-pressure on the reader)."""
+        while True:
+            while self._inflight and self._inflight[0][0].done():
+                self._reclaim(self._inflight.popleft())
+            if self._free:
+                return self._free.pop()
+            if self._slots_made < STREAM_SLOTS:
+                self._slots_made += 1
+                return bytearray(STREAM_SLOT_BYTES)
+            if not self._inflight:  # pragma: no cover - every slot is free, in use or in flight
+                raise RuntimeError("BoundedOutput lost track of its buffers")
+            entry = self._inflight.popleft()
+            entry[0].result()
+            self._reclaim(entry)
+
+    def _reclaim(self, entry: tuple[_Job, bytearray | None]) -> None:
+        if entry[1] is not None:
+            self._free.append(entry[1])
+
+    def _submit(self, buf: bytes | bytearray, size: int, slot: bytearray | None, count: bool = False) -> None:
+        """Append ``buf[:size]`` to the saved file in the writer thread, counting its newlines
+        first when ``count``; ``slot`` (the buffer, if it is a reusable one) becomes free once
+        written."""
+        if not count and (self._fd is None or self._write_failure is not None):
+            if slot is not None:
+                self._free.append(slot)
+            return
+        self._inflight.append((_output_writer().submit(self._write_job, buf, size, count), slot))
+
+    def _write_job(self, buf: bytes | bytearray, size: int, count: bool) -> None:
+        """Runs in the writer thread: count newlines if asked, write ``buf[:size]``; remember the
+        first write failure."""
+        if count:
+            self._writer_newlines += self._count_newlines(buf, 0, size)
+        if self._fd is None or self._write_failure is not None:
+            return
+        try:
+            with memoryview(buf) as view:
+                _write_all(self._fd, view[:size])
+        except Exception as exc:  # noqa: BLE001 - reported by finish(), never raised from a write
+            self._write_failure = exc
 
     def _finish_spilled(self) -> TruncationResult:
+        if self._fill:
+            self._tail = (self._tail + bytes(self._view[: self._fill]))[-self._tail_cap :]
+            self._submit(self._slot, self._fill, None, count=True)
         self._close_file()
-        if looks_binary_output(bytes(self._head[:BINARY_SAMPLE_BYTES])):
+        self._newlines += self._writer_newlines
+        self._writer_newlines = 0
+        if looks_binary_output(self._head[:BINARY_SAMPLE_BYTES]):
             return self._binary_result()
-        head_norm = normalize_output(_decode_prefix(bytes(self._head)))
+        head_norm = normalize_output(_decode_prefix(self._head))
         head = _head_part(head_norm, self._head_budget)
-        tail_text = _decode_suffix(bytes(self._tail))
+        tail_text = _decode_suffix(self._tail)
         tail_norm = normalize_output(tail_text)
         if len(tail_norm) <= self._tail_budget:
             # The whole ring would be shown, so its arbitrary first bytes would be too: start at a
@@ -402,52 +569,131 @@ class BoundedOutput:
     def _total_lines(self) -> int:
         if self._total == 0:
             return 0
-        last = self._tail[-1:] if self._spilled else self._mem[-1:]
-        return self._newlines + (0 if last == b"\n" else 1)
+        return self._newlines + (0 if self._last_byte == b"\n" else 1)
 
     def _open_file(self) -> None:
         if self._output_dir is None:
             self._save_error = "no output folder configured"
             return
         try:
-            self._file, self._saved_path = _create_output_file(self._output_dir, self._call_id)
+            self._fd, self._saved_path = _create_output_file(self._output_dir, self._call_id)
         except OSError as exc:
             self._save_error = _describe_os_error(exc)
-
-    def _write(self, data: bytes) -> None:
-        if self._file is None:
             return
-        try:
-            self._file.write(data)
-        except OSError as exc:
-            self._fail_save(exc)
+        self._closer = weakref.finalize(self, _close_quietly, self._fd)
 
     def _close_file(self) -> None:
-        if self._file is None:
+        """Wait for pending writes, close the file; a failed write or close drops the file."""
+        while self._inflight:
+            entry = self._inflight.popleft()
+            entry[0].result()
+            self._reclaim(entry)
+        if self._fd is None:
             return
+        fd, self._fd = self._fd, None
+        if self._closer is not None:
+            self._closer.detach()
+            self._closer = None
+        failure = self._write_failure
         try:
-            self._file.close()
+            os.close(fd)
         except OSError as exc:
-            self._fail_save(exc)
-        self._file = None
+            failure = failure or exc
+        if failure is not None:
+            self._save_error = (_describe_os_error(failure) if isinstance(failure, OSError)
+                                else f"{type(failure).__name__}: {failure}")
+            if self._saved_path:
+                try:
+                    os.unlink(self._saved_path)
+                except OSError:
+                    pass
+            self._saved_path = None
 
-    def _fail_save(self, exc: OSError) -> None:
-        self._save_error = _describe_os_error(exc)
+
+def _no_op(*_: Any) -> None:
+    return None
+
+
+class _Job:
+    """One call run by the writer thread. ``done()`` polls, ``result()`` waits for it (it never
+    raises: jobs record their own failures)."""
+
+    __slots__ = ("_call", "_args", "_pending")
+
+    def __init__(self, call: Callable[..., None], args: tuple) -> None:
+        self._call = call
+        self._args = args
+        self._pending = threading.Lock()
+        self._pending.acquire()  # released when the job has run
+
+    def run(self) -> None:
         try:
-            self._file.close()
-        except OSError:
+            self._call(*self._args)
+        except BaseException:  # noqa: BLE001 - a job must never kill the writer thread
             pass
-        self._file = None
-        if self._saved_path:
-            try:
-                os.unlink(self._saved_path)
-            except OSError:
-                pass
-        self._saved_path = None
+        finally:
+            self._call, self._args = _no_op, ()  # drop references (the output object) at once
+            self._pending.release()
+
+    def done(self) -> bool:
+        return not self._pending.locked()
+
+    def result(self) -> None:
+        with self._pending:
+            pass
 
 
-def _create_output_file(output_dir: Path, call_id: str) -> tuple[Any, str]:
-    """Create ``tool-output-<call_id>.txt`` (0600) in ``output_dir``; return (binary file, path)."""
+class _Writer:
+    """A daemon thread running jobs strictly in submission order (so each file's chunks are
+    written in order). Lighter than a ``ThreadPoolExecutor`` and needs no extra imports."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.pid = os.getpid()
+        self._thread = threading.Thread(target=self._run, name="opencli-output-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, call: Callable[..., None], *args: Any) -> _Job:
+        job = _Job(call, args)
+        self._jobs.put(job)
+        return job
+
+    def _run(self) -> None:
+        while True:
+            self._jobs.get().run()
+
+
+_writer_lock = threading.Lock()
+_writer: _Writer | None = None
+
+
+def _output_writer() -> _Writer:
+    """The process-wide writer thread for saved outputs, started on first use (and again in a
+    forked child, where the parent's thread does not exist)."""
+    global _writer
+    with _writer_lock:
+        if _writer is None or _writer.pid != os.getpid():
+            _writer = _Writer()
+        return _writer
+
+
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked); raises OSError."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _create_output_file(output_dir: Path, call_id: str) -> tuple[int, str]:
+    """Create ``tool-output-<call_id>.txt`` (0600) in ``output_dir``; return (descriptor, path)."""
     output_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", call_id)[:80].strip(".") or uuid.uuid4().hex[:12]
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -458,7 +704,7 @@ def _create_output_file(output_dir: Path, call_id: str) -> tuple[Any, str]:
             fd = os.open(path, flags, 0o600)
         except FileExistsError:
             continue
-        return os.fdopen(fd, "wb", buffering=1 << 20), str(path)
+        return fd, str(path)
     raise FileExistsError(f"too many saved outputs named tool-output-{stem}*.txt in {output_dir}")
 
 

@@ -2,9 +2,10 @@
 
 A command runs as ``bash -c COMMAND`` in a new session (so in its own process group), with stdin
 from ``/dev/null``, stdout and stderr merged into one pipe, and the workspace as working folder.
-The pipe is read incrementally into a ``BoundedOutput`` (agent/context/truncation.py), so memory
-stays flat however much it prints. On cancel (``ctx.cancel``) or timeout the whole process group
-gets SIGTERM, then SIGKILL after 2 s: children and grandchildren die with it (DESIGN.md 6).
+The pipe is read incrementally, straight into the reusable buffers of a ``BoundedOutput``
+(agent/context/truncation.py), so memory stays flat however much it prints, while a background
+thread writes the full output to its file. On cancel (``ctx.cancel``) or timeout the whole process
+group gets SIGTERM, then SIGKILL after 2 s: children and grandchildren die with it (DESIGN.md 6).
 
 When bash itself has exited but something it started in the background still holds the output
 pipe open, the group is given 2 s to finish and is then killed too, so a call never hangs on a
@@ -61,20 +62,29 @@ def run_streaming(
     argv: Sequence[str],
     *,
     cwd: Path,
-    sink: Callable[[bytes], None],
+    sink: Callable[[bytes], None] | None = None,
     cancel: threading.Event,
     timeout_s: float | None,
     env: Mapping[str, str] | None = None,
     pipe_grace_s: float | None = None,
+    reader: Callable[[int], int] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in its own session, feeding its merged stdout+stderr bytes to ``sink``.
+
+    Instead of ``sink`` a ``reader`` may be given: called with the non-blocking output pipe's
+    descriptor, it reads once and consumes the bytes itself, returning how many it read (0 at end
+    of file) or raising ``BlockingIOError`` when nothing is ready (``BoundedOutput.read_from``
+    does this without allocating per read). Exactly one of the two must be given.
 
     Returns when the output is closed and the process has exited, or after killing its process
     group on ``cancel``, on ``timeout_s`` (seconds; ``None`` = no limit) or when background
     children hold the output open ``pipe_grace_s`` seconds (default ``PIPE_GRACE_S``) after the
     process exited. Raises ``FileNotFoundError`` / ``PermissionError`` when the program cannot
-    be started.
+    be started, ``ValueError`` unless exactly one of ``sink`` / ``reader`` is given.
     """
+    if (sink is None) == (reader is None):
+        raise ValueError("run_streaming needs exactly one of sink= or reader=")
+    read_once = reader if reader is not None else _sink_reader(sink)  # type: ignore[arg-type]
     grace = PIPE_GRACE_S if pipe_grace_s is None else pipe_grace_s
     started = time.monotonic()
     deadline = started + timeout_s if timeout_s else None
@@ -107,13 +117,12 @@ def run_streaming(
                 break
             if not eof:
                 try:
-                    chunk = os.read(fd, _READ_BYTES)
+                    size = read_once(fd)
                 except BlockingIOError:
-                    chunk = None
-                if chunk:
-                    sink(chunk)
+                    size = None
+                if size:
                     continue  # keep reading while output flows
-                if chunk == b"":
+                if size == 0:
                     eof = True
             # Nothing to read right now: check on the process, then wait a little.
             if proc.poll() is not None:
@@ -124,13 +133,18 @@ def run_streaming(
                     result.orphans_killed = True
                     break
             if eof:
-                time.sleep(POLL_S)
+                # Output closed, process not reaped yet (it usually exits within a millisecond):
+                # wait for it directly rather than sleeping a whole poll interval.
+                try:
+                    proc.wait(timeout=min(POLL_S, deadline - now) if deadline is not None else POLL_S)
+                except subprocess.TimeoutExpired:
+                    pass
             else:
                 selector.select(POLL_S)
         if result.cancelled or result.timed_out or result.orphans_killed:
             kill_process_group(proc)
             if not eof:
-                _drain(fd, sink)
+                _drain(fd, read_once)
         result.returncode = proc.wait()
     finally:
         selector.close()
@@ -195,7 +209,19 @@ def _grow_pipe(fd: int) -> None:
         pass
 
 
-def _drain(fd: int, sink: Callable[[bytes], None], budget_s: float = 0.5) -> None:
+def _sink_reader(sink: Callable[[bytes], None]) -> Callable[[int], int]:
+    """Adapt a ``sink`` to the ``reader`` form: one ``os.read`` of up to 1 MiB, passed on."""
+
+    def read_once(fd: int) -> int:
+        chunk = os.read(fd, _READ_BYTES)
+        if chunk:
+            sink(chunk)
+        return len(chunk)
+
+    return read_once
+
+
+def _drain(fd: int, read_once: Callable[[int], int], budget_s: float = 0.5) -> None:
     """Read what is left in the pipe after a kill, for at most ``budget_s`` seconds."""
     end = time.monotonic() + budget_s
     with selectors.DefaultSelector() as selector:
@@ -204,12 +230,13 @@ def _drain(fd: int, sink: Callable[[bytes], None], budget_s: float = 0.5) -> Non
             if not selector.select(POLL_S):
                 continue
             try:
-                chunk = os.read(fd, _READ_BYTES)
+                size = read_once(fd)
+            except BlockingIOError:
+                continue
             except OSError:
                 return
-            if not chunk:
+            if not size:
                 return
-            sink(chunk)
 
 
 def command_env() -> dict[str, str]:
@@ -267,13 +294,16 @@ class BashTool(Tool):
             proc = run_streaming(
                 [bash, "-c", args.command],
                 cwd=Path(ctx.workspace),
-                sink=output.feed,
+                reader=output.read_from,
                 cancel=ctx.cancel,
                 timeout_s=timeout,
                 env=command_env(),
             )
-        except OSError as exc:
-            raise ToolError(f"cannot start bash: {exc.strerror or exc}") from None
+        except BaseException as exc:
+            output.finish()  # wait for pending writes and close the saved file
+            if isinstance(exc, OSError):
+                raise ToolError(f"cannot start bash: {exc.strerror or exc}") from None
+            raise
         result = output.finish()
         exit_code = _exit_code(proc.returncode)
         if proc.cancelled:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from agent.context.truncation import MARKER_RE
 from agent.tools import bash as bash_module
 from agent.tools.base import Capability, ToolContext, ToolError
 from agent.tools.bash import BashArgs, BashTool
@@ -151,3 +154,39 @@ def test_timeout_must_be_positive():
         BashArgs(command="x", timeout=0)
     with pytest.raises(Exception):
         BashArgs(command="")
+
+
+def test_multi_megabyte_output_is_counted_and_saved_exactly(ctx):
+    # ~6 MB: long lines, then seq-like short ones, then long again (the newline counter switches).
+    script = (
+        "import sys\n"
+        "w = sys.stdout.buffer.write\n"
+        "for i in range(30000): w(b'%06d ' % i + b'x' * 90 + b'\\n')\n"
+        "for i in range(400000): w(b'%d\\n' % i)\n"
+        "for i in range(20000): w(b'tail %06d ' % i + b'y' * 60 + b'\\n')\n"
+    )
+    (ctx.workspace / "gen.py").write_text(script)
+    out = run(ctx, f"{sys.executable} gen.py")
+    expected = b"".join(b"%06d " % i + b"x" * 90 + b"\n" for i in range(30000))
+    expected += b"".join(b"%d\n" % i for i in range(400000))
+    expected += b"".join(b"tail %06d " % i + b"y" * 60 + b"\n" for i in range(20000))
+    assert out.exit_code == 0 and out.truncated
+    assert out.metadata["output_lines"] == 450000
+    assert out.metadata["output_bytes"] == len(expected)
+    assert Path(out.saved_path).read_bytes() == expected
+    assert out.text.startswith("000000 xxx")
+    assert out.text.endswith("tail 019999 " + "y" * 60 + "\n[exit code: 0]")
+    match = MARKER_RE.search(out.text)
+    assert match is not None
+    # The marker's line numbers agree with the saved file: the tail starts on line last+1.
+    last_line = int(re.search(r"to line (\d+)", match.group()).group(1))
+    tail_first = out.text[match.end():].splitlines()[0]
+    assert expected.split(b"\n")[last_line].decode() == tail_first
+
+
+def test_run_streaming_needs_one_consumer(tmp_path):
+    with pytest.raises(ValueError):
+        bash_module.run_streaming(["true"], cwd=tmp_path, cancel=threading.Event(), timeout_s=5)
+    with pytest.raises(ValueError):
+        bash_module.run_streaming(["true"], cwd=tmp_path, sink=lambda b: None, reader=lambda fd: 0,
+                                  cancel=threading.Event(), timeout_s=5)

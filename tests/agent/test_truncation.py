@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import gc
 import os
 import stat
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -11,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent.context import truncation as truncation_module
 from agent.context.truncation import (
     MARKER_RE,
     BoundedOutput,
@@ -273,3 +277,104 @@ def test_single_odd_byte_is_not_binary():
     assert not looks_binary_output(b"caf\xe9.py\n")
     assert not looks_binary_output(("\u20ac" * 100).encode()[:-1])  # a sequence cut at the end
     assert looks_binary_output(b"\xff" * 4)
+
+
+# -- streaming from a pipe (read_from) ---------------------------------------------------------
+
+
+def mixed_output() -> bytes:
+    """About 5 MB mixing long lines, very short lines (``seq``-like) and a stretch with none."""
+    long_lines = numbered_lines(30000, width=90).encode()
+    short_lines = b"".join(b"%d\n" % i for i in range(300000))
+    no_newline = b"z" * (700 * 1024)
+    return long_lines[:1500000] + short_lines + no_newline + long_lines[1500000:] + b"last line without newline"
+
+
+def pump(data: bytes, sizes=(65536, 1, 200000, 4096, 1 << 20)) -> int:
+    """Write ``data`` into a new pipe from a thread in varied chunk sizes; return the read end."""
+    r, w = os.pipe()
+
+    def writer():
+        i = n = 0
+        with os.fdopen(w, "wb", buffering=0) as pipe:
+            while i < len(data):
+                size = sizes[n % len(sizes)]
+                pipe.write(data[i : i + size])
+                i += size
+                n += 1
+
+    threading.Thread(target=writer, daemon=True).start()
+    return r
+
+
+def read_all(out: BoundedOutput, fd: int) -> None:
+    try:
+        while out.read_from(fd):
+            pass
+    finally:
+        os.close(fd)
+
+
+def test_read_from_pipe_matches_the_exact_path(tmp_path: Path):
+    raw = mixed_output()
+    streamed = BoundedOutput(20000, tmp_path / "a", "pipe")
+    read_all(streamed, pump(raw))
+    exact = BoundedOutput(20000, tmp_path / "b", "exact", memory_bytes=1 << 24)
+    exact.feed(raw)
+    r1, r2 = streamed.finish(), exact.finish()
+    assert r1.approximate and r1.truncated
+    assert (r1.head, r1.tail, r1.first_line, r1.last_line) == (r2.head, r2.tail, r2.first_line, r2.last_line)
+    assert r1.total_lines == r2.total_lines == raw.count(b"\n") + 1
+    assert r1.total_bytes == len(raw)
+    assert Path(r1.saved_path).read_bytes() == raw
+    assert r1.tail.endswith("last line without newline")
+
+
+def test_feed_and_read_from_agree_on_counts(tmp_path: Path):
+    raw = mixed_output()
+    fed = BoundedOutput(5000, None, "f")
+    feed_in_chunks(fed, raw, 70001)
+    piped = BoundedOutput(5000, None, "p")
+    read_all(piped, pump(raw))
+    r1, r2 = fed.finish(), piped.finish()
+    assert r1.total_lines == r2.total_lines == raw.count(b"\n") + 1
+    assert (r1.head, r1.tail, r1.last_line) == (r2.head, r2.tail, r2.last_line)
+    assert "could not be saved" in r1.text
+
+
+def test_failed_write_while_streaming_is_reported(tmp_path: Path, monkeypatch):
+    calls = []
+    real = truncation_module._write_all
+
+    def failing(fd, data):
+        calls.append(len(data))
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, data)
+
+    monkeypatch.setattr(truncation_module, "_write_all", failing)
+    raw = numbered_lines(150000).encode()  # 6 MB
+    out = BoundedOutput(2000, tmp_path / "tmp", "full")
+    read_all(out, pump(raw))
+    result = out.finish()
+    assert result.truncated and result.saved_path is None
+    assert "No space left" in (result.save_error or "")
+    assert "could not be saved" in result.text
+    assert not list((tmp_path / "tmp").iterdir())  # the partial file was removed
+    assert result.total_lines == 150000 and result.total_bytes == len(raw)
+
+
+def test_abandoned_output_closes_its_file(tmp_path: Path):
+    out = BoundedOutput(100, tmp_path, "gone")
+    feed_in_chunks(out, numbered_lines(100000).encode(), 1 << 20)
+    fd = out._fd
+    assert fd is not None
+    inode = os.fstat(fd).st_ino
+    del out
+    truncation_module._output_writer().submit(lambda: None).result()  # pending writes done
+    gc.collect()
+    try:
+        reused = os.fstat(fd).st_ino  # the number may have been reused by another file since
+    except OSError:
+        reused = None
+    assert reused != inode
