@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import PermissionMode
+from .context.budget import ContextBudget
 from .context.repair import repair_history
 from .guards import STOPPED_RESULT_TEXT, LoopGuard, Verdict
 from .events import (
@@ -96,6 +97,8 @@ class Agent:
         self._journal_error_reported = False
         self._end_turn = False  # set when a tool result asks to end the turn (metadata "end_turn")
         self._approval_wait_s = 0.0
+        self.budget = ContextBudget(model)
+        self._sent_count = 0
 
     # ----------------------------------------------------------------------------------- records
     def _append(self, message: Message, emit: Emit) -> None:
@@ -161,6 +164,7 @@ class Agent:
                 return finish("error", exc.message)
             if reply.usage:
                 usage = usage + reply.usage
+                self.budget.reconcile(reply.usage.prompt_tokens, self._sent_count, self.history[:self._sent_count])
                 window = self.context_window()
                 if window:
                     emit(ContextUsage(used_tokens=reply.usage.prompt_tokens + reply.usage.completion_tokens,
@@ -189,6 +193,11 @@ class Agent:
     # ------------------------------------------------------------------------------------- model
     def _call_model(self, emit: Emit, cancel: threading.Event) -> AssistantMessage:
         request = self.build_request()
+        self._sent_count = len(self.history)
+        window = self.context_window()
+        estimate = self.budget.estimate(self.system_prompt, self.history, request.tools)
+        if window:
+            emit(ContextUsage(used_tokens=estimate.tokens, window_tokens=window, approximate=estimate.approximate))
 
         def attempt() -> AssistantMessage:
             assembler = ReplyAssembler()

@@ -144,6 +144,7 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
+        self._schemas: list[dict[str, Any]] | None = None
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"duplicate tool name: {tool.name}")
@@ -165,8 +166,11 @@ class ToolRegistry:
         return name in self._tools
 
     def schemas(self) -> list[dict[str, Any]]:
-        """OpenAI function-tool schemas, one per tool, in registration order."""
-        return [tool.schema() for tool in self._tools.values()]
+        """OpenAI function-tool schemas, one per tool, in registration order (built once; the
+        tool set of a registry never changes, and a stable list keeps the prompt cache valid)."""
+        if self._schemas is None:
+            self._schemas = [tool.schema() for tool in self._tools.values()]
+        return self._schemas
 
     def parse_arguments(self, call: ToolCall) -> ToolArgs:
         """``parse_arguments`` for ``call.name``; raises ``ToolError`` for an unknown tool too."""

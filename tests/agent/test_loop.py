@@ -294,3 +294,19 @@ def test_turn_finished_is_last_and_usage_summed(tmp_path):
     result, rec = run(session)
     assert isinstance(rec.events[-1], TurnFinished)
     assert result.usage.prompt_tokens == 250 and result.usage.completion_tokens == 12
+
+
+def test_context_usage_estimated_before_and_reported_after_each_call(tmp_path):
+    session, provider = make(tmp_path, [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}], "usage": {"prompt_tokens": 900, "completion_tokens": 10}},
+        {"content": "ok", "usage": {"prompt_tokens": 1000, "completion_tokens": 5}},
+    ], context_window=8000)
+    result, rec = run(session)
+    from agent.events import ContextUsage
+
+    usages = rec.of(ContextUsage)
+    assert [u.approximate for u in usages] == [True, False, True, False]
+    assert usages[1].used_tokens == 910 and usages[3].used_tokens == 1005
+    assert all(u.window_tokens == 8000 for u in usages)
+    # After reconciliation the next estimate starts from the reported figure (case C22).
+    assert usages[2].used_tokens >= 900
