@@ -96,18 +96,29 @@ class ReminderInjected(_Event):
 
 
 class PlanStepState(BaseModel):
-    """One checklist step: text and status (pending, in_progress, done, skipped)."""
+    """One checklist step: text and status (pending, in_progress, done, skipped), plus the step's
+    ``id`` (what ``update_plan`` names), the agent's ``note`` and the ``files`` it declares."""
 
     model_config = ConfigDict(frozen=True)
     text: str
     status: Literal["pending", "in_progress", "done", "skipped"] = "pending"
+    id: str = ""
+    note: str = ""
+    files: list[str] = Field(default_factory=list)
 
 
 class PlanUpdated(_Event):
-    """The plan checklist changed."""
+    """The plan checklist changed.
+
+    ``approved`` is false for a plan the planning pass proposed and the user has not approved yet;
+    ``undeclared_files`` lists files the agent changed that no step declared (the sidebar flags them).
+    """
 
     type: Literal["plan_updated"] = "plan_updated"
     steps: list[PlanStepState]
+    title: str = ""
+    approved: bool = True
+    undeclared_files: list[str] = Field(default_factory=list)
 
 
 class ContextUsage(_Event):

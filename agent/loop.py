@@ -9,6 +9,10 @@ warning instead of being run, and a further repeat stops the turn as ``stuck``),
 (every tool call in history still gets a result), and malformed model output (bad JSON, unknown
 tools, wrong types all become error results). Event-driven reminders (``reminders``) are appended
 to the last tool result of a step.
+
+Plan mode hooks (``agent.planner``): ``LoopConfig.allowed_capabilities`` limits the offered tools
+and refuses any other call by capability before the permission gate; a successful tool result with
+``metadata["end_turn"]`` (``submit_plan``) ends the turn once its step's calls are answered.
 """
 
 from __future__ import annotations

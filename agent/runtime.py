@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the T
     from .events import Emit, TurnFinished
     from .git_context import GitSnapshot
     from .loop import Agent
+    from .planner import Plan, PlanController, PlanResult
 
 EMBEDDED_NOTICE = ("Using the embedded SmolLM2-135M: a small local model for trying the app offline, with "
                    "read-only tools and few steps. Real work wants a real model: set OPENAI_API_KEY, "
@@ -49,6 +50,7 @@ class AgentSession:
         self.agent: "Agent | None" = None
         #: Git state at session start (frozen for the session so the prompt prefix stays stable).
         self.git: "GitSnapshot | None" = None
+        self._plans: "PlanController | None" = None  # Plan mode state, created on first use
         self._prepare_lock = threading.Lock()
 
     # ---------------------------------------------------------------------------------- facts
@@ -151,7 +153,40 @@ class AgentSession:
         """Run one user turn (see ``Agent.run_turn``); prepares the session first if needed."""
         self.prepare()
         assert self.agent is not None
-        return self.agent.run_turn(prompt, emit, cancel)
+        return self.plans.run_turn(self.agent, prompt, emit, cancel)
+
+    # ------------------------------------------------------------------------------ Plan mode
+    @property
+    def plans(self) -> "PlanController":
+        """Plan mode state of this conversation: ``proposed`` and approved ``plan`` (agent/planner.py)."""
+        if self._plans is None:
+            from .planner import PlanController
+
+            self._plans = PlanController(self.workspace)
+        return self._plans
+
+    @property
+    def plan(self) -> "Plan | None":
+        """The approved plan being carried out, or ``None``."""
+        return self.plans.plan
+
+    def plan_turn(self, task: str, emit: "Emit", cancel: threading.Event) -> "PlanResult":
+        """Run the read-only planning pass for ``task`` (``PlanController.plan_pass``) and return
+        the proposed plan, or why there is none. Changes nothing in the workspace."""
+        self.prepare()
+        assert self.agent is not None
+        return self.plans.plan_pass(self.agent, task, emit, cancel)
+
+    def execute_plan(self, plan: "Plan", emit: "Emit", cancel: threading.Event) -> "TurnFinished":
+        """Approve ``plan`` (possibly edited) and carry it out in an Act turn that marks progress
+        with ``update_plan`` (``PlanController.execute``). Raises ``PlanError`` for an empty plan."""
+        self.prepare()
+        assert self.agent is not None
+        return self.plans.execute(self.agent, plan, emit, cancel)
+
+    def discard_plan(self) -> None:
+        """Drop the proposed and the active plan (journaled when the session has started)."""
+        self.plans.discard(self.agent)
 
     def startup_notices(self) -> list[str]:
         """Notices to show when the session starts (e.g. the embedded model's limits)."""
@@ -180,6 +215,7 @@ class AgentSession:
                 self.agent.journal.close()
             self.session_id = new_session_id()
             self.agent = None
+            self._plans = None
         if self.model_info is not None:
             with self._prepare_lock:
                 self.agent = self._build_agent(self.model_info)

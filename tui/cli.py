@@ -28,6 +28,11 @@ def _common_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replay-log", type=Path, metavar="FILE",
                         help="append every request the scripted provider receives to FILE (JSONL)")
     parser.add_argument("-C", "--cwd", type=Path, metavar="DIR", help="workspace directory (default: current)")
+    parser.add_argument("--plan", action="store_true",
+                        help="Plan mode: explore read-only and propose a plan (run: print it and exit 0)")
+    parser.add_argument("--yes", action="store_true",
+                        help="with --plan only: carry out the plan without asking (permissions still follow "
+                             "--permission-mode)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.replay_log is not None and args.replay is None:
         parser.error("--replay-log needs --replay")
+    if args.yes and not args.plan:
+        print("opencli-tui: error: --yes needs --plan (it approves the plan; it does not change permissions)",
+              file=sys.stderr)
+        return EXIT_USAGE
     workspace = (args.cwd or Path(os.getcwd())).expanduser()
     if not workspace.is_dir():
         print(f"opencli-tui: error: workspace {workspace} is not a directory", file=sys.stderr)
@@ -87,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         from .headless import run_headless
 
-        return run_headless(session, args.task, output_format=args.output_format, notices=notices)
+        return run_headless(session, args.task, output_format=args.output_format, notices=notices,
+                            plan=args.plan, execute_plan=args.yes)
 
     from .app import OpenCLIApp
 

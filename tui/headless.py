@@ -14,7 +14,7 @@ import threading
 from typing import Any, TextIO
 
 from agent.events import (
-    AgentEvent, ErrorEvent, GuardTriggered, Notice, PermissionRequest, ReasoningDelta, TextDelta,
+    AgentEvent, ErrorEvent, GuardTriggered, Notice, PermissionRequest, PlanUpdated, ReasoningDelta, TextDelta,
     ToolCallFinished, ToolCallStarted, TurnFinished,
 )
 
@@ -61,6 +61,8 @@ class TextPrinter:
         self.err = Console(file=err, highlight=False, soft_wrap=True)
         self._in_text = False
         self._in_reasoning = False
+        self._plan_seen: dict[str, tuple[str, str]] | None = None  # step id -> (status, note)
+        self._undeclared: set[str] = set()
 
     def _end_stream(self) -> None:
         if self._in_text or self._in_reasoning:
@@ -95,14 +97,55 @@ class TextPrinter:
         elif isinstance(event, ErrorEvent):
             self._end_stream()
             self.err.print(Text(f"error: {event.message}", style="bold red"))
+        elif isinstance(event, PlanUpdated):
+            if event.approved:  # a proposed plan is printed whole by print_plan
+                self._end_stream()
+                for line in self._plan_changes(event):
+                    self.console.print(Text(line, style="magenta"))
         elif isinstance(event, TurnFinished):
             self._end_stream()
 
+    def print_plan(self, markdown: str) -> None:
+        """Print a proposed plan's markdown checklist as plain text."""
+        from rich.text import Text
+
+        self._end_stream()
+        self.console.print()
+        self.console.print(Text(markdown.rstrip("\n")))
+
+    def _plan_changes(self, event: PlanUpdated) -> list[str]:
+        """Lines for what changed since the last ``PlanUpdated``: a header the first time, one line
+        per step whose status or note changed, and each newly undeclared file."""
+        marks = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "skipped": "[-]"}
+        lines = []
+        first = self._plan_seen is None
+        seen = self._plan_seen or {}
+        if first:
+            lines.append(f"executing plan: {event.title or 'Plan'} ({len(event.steps)} steps)")
+        for number, step in enumerate(event.steps, start=1):
+            key = step.id or str(number)
+            if seen.get(key, ("pending", "")) != (step.status, step.note):
+                note = f" ({step.note})" if step.note else ""
+                lines.append(f"  {marks.get(step.status, '[ ]')} {key}. {step.text}{note}")
+        self._plan_seen = {(s.id or str(i)): (s.status, s.note) for i, s in enumerate(event.steps, start=1)}
+        for path in event.undeclared_files:
+            if path not in self._undeclared:
+                self._undeclared.add(path)
+                lines.append(f"  ! {path} changed, but no plan step lists it")
+        return lines
+
 
 def run_headless(session, task: str, *, output_format: str = "text", notices: list[str] | None = None,
-                 out: TextIO | None = None, err: TextIO | None = None) -> int:
+                 out: TextIO | None = None, err: TextIO | None = None, plan: bool = False,
+                 execute_plan: bool = False) -> int:
     """Run ``task`` in ``session`` (an ``agent.runtime.AgentSession`` built non-interactive) and
-    return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130)."""
+    return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130).
+
+    ``plan`` runs the read-only planning pass instead and prints the plan (text: its markdown;
+    json: the ``plan_updated`` event); exit 0 when a plan came out, 1 when the model gave none.
+    ``execute_plan`` (``--yes``) then carries the plan out in the same process; the exit code is
+    that of the execution turn.
+    """
     out = out or sys.stdout
     err = err or sys.stderr
     emit = JsonPrinter(out) if output_format == "json" else TextPrinter(out, err)
@@ -114,7 +157,10 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
         previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
     try:
         try:
-            result = session.run_turn(task, emit, cancel)
+            if plan:
+                result = _plan_and_maybe_execute(session, task, emit, cancel, execute_plan)
+            else:
+                result = session.run_turn(task, emit, cancel)
         except ImportError as exc:
             print(f"opencli-tui: error: {exc}", file=err)
             return 1
@@ -131,3 +177,21 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
         }.get(result.stop_reason, result.stop_reason)
         print(f"opencli-tui: {reason}", file=err)
     return code
+
+
+def _plan_and_maybe_execute(session, task: str, emit, cancel: threading.Event, execute: bool) -> TurnFinished:
+    """Run the planning pass, print the plan, and carry it out when ``execute``. Returns the
+    ``TurnFinished`` that decides the exit code (a synthetic ``error`` one when no plan came out)."""
+    planned = session.plan_turn(task, emit, cancel)
+    if planned.plan is None:
+        if planned.turn.stop_reason != "done":
+            return planned.turn
+        return planned.turn.model_copy(update={
+            "stop_reason": "error", "final_text": "the model gave no plan: " + " ".join(planned.message.split())[:200]})
+    if isinstance(emit, TextPrinter):
+        emit.print_plan(planned.plan.to_markdown())
+    if not execute:
+        return planned.turn
+    if cancel.is_set():
+        return planned.turn.model_copy(update={"stop_reason": "cancelled"})
+    return session.execute_plan(planned.plan, emit, cancel)
