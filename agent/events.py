@@ -73,7 +73,8 @@ class ToolCallFinished(_Event):
 
     ``output`` is the text the model sees; ``saved_path`` is the absolute path of the full output
     when it was truncated (else null); ``duration_s`` is wall time in seconds; ``exit_code`` is set
-    by exec tools; ``diff`` is a unified diff for tools that changed a file.
+    by exec tools; ``diff`` is a unified diff for tools that changed a file; ``display`` is the
+    output for the UI when it differs from ``output`` (ANSI colours kept), else null.
     """
 
     type: Literal["tool_call_finished"] = "tool_call_finished"
@@ -86,6 +87,7 @@ class ToolCallFinished(_Event):
     duration_s: float = 0.0
     exit_code: int | None = None
     diff: str | None = None
+    display: str | None = None
 
 
 class ReminderInjected(_Event):

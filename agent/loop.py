@@ -261,7 +261,7 @@ class Agent:
             emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
                                   truncated=output.truncated, saved_path=output.saved_path,
                                   duration_s=round(duration, 3), exit_code=output.exit_code,
-                                  diff=output.diff))
+                                  diff=output.diff, display=output.display))
         return stop
 
     def _reminders_for(self, call: ToolCall, output: ToolOutput) -> list[str]:

@@ -35,6 +35,7 @@ import threading
 import uuid
 import weakref
 from collections import deque
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -106,6 +107,27 @@ class TruncationResult:
     total_lines: int = 0
     binary: bool = False
     save_error: str | None = None
+    #: For the UI: the same text with ANSI SGR colour codes kept, when the output had any and was
+    #: not truncated (``None`` otherwise: show ``text``).
+    display: str | None = None
+
+
+_SGR_RE = re.compile(r"\x1b\[[0-9;:]*m")
+
+
+def display_output(text: str) -> str:
+    """Return ``text`` normalised like ``normalize_output`` but with SGR colour codes kept (for
+    the UI, which renders them; every other escape sequence is removed)."""
+    if "\x1b" not in text:
+        return normalize_output(text)
+    kept: list[str] = []
+
+    def stash(match: re.Match[str]) -> str:
+        kept.append(match.group())
+        return f"\ue000{len(kept) - 1}\ue001"
+
+    protected = normalize_output(_SGR_RE.sub(stash, text.replace("\ue000", "").replace("\ue001", "")))
+    return re.sub("\ue000(\\d+)\ue001", lambda m: kept[int(m.group(1))], protected)
 
 
 def normalize_output(text: str) -> str:
@@ -381,9 +403,13 @@ class BoundedOutput:
         if looks_binary_output(data):
             self._save_whole(data)
             return self._binary_result()
-        norm = normalize_output(data.decode("utf-8", "replace"))
+        decoded = data.decode("utf-8", "replace")
+        norm = normalize_output(decoded)
         if self._max_chars == 0 or len(norm) <= self._max_chars:
-            return _truncate_normalized(norm, 0, None, None, self._total)
+            result = _truncate_normalized(norm, 0, None, None, self._total)
+            if "\x1b" in decoded:
+                result = dataclasses.replace(result, display=display_output(decoded))
+            return result
         self._save_whole(data)
         return _truncate_normalized(norm, self._max_chars, self._saved_path, self._save_error, self._total)
 

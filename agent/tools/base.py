@@ -68,6 +68,7 @@ class ToolOutput(BaseModel):
     - ``diff``: unified diff of a file change (write/edit), for the UI.
     - ``truncated`` / ``saved_path``: the text was middle-truncated and the full output saved at
       this absolute path.
+    - ``display``: the text for the UI when it differs from ``text`` (ANSI colours kept).
     - ``metadata``: small extra facts for the UI (e.g. ``{"path": "src/a.py"}``).
     """
 
@@ -77,6 +78,7 @@ class ToolOutput(BaseModel):
     diff: str | None = None
     truncated: bool = False
     saved_path: str | None = None
+    display: str | None = None
     metadata: dict[str, Any] = {}
 
 

@@ -321,8 +321,10 @@ class BashTool(Tool):
                 )
         body = result.text.rstrip("\n")
         text = f"{body}\n{status}" if body else f"(no output)\n{status}"
+        display = f"{result.display.rstrip(chr(10))}\n{status}" if result.display else None
         return ToolOutput(
             text=text,
+            display=display,
             is_error=proc.cancelled or proc.timed_out,
             exit_code=exit_code,
             truncated=result.truncated,

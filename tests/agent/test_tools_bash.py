@@ -190,3 +190,17 @@ def test_run_streaming_needs_one_consumer(tmp_path):
     with pytest.raises(ValueError):
         bash_module.run_streaming(["true"], cwd=tmp_path, sink=lambda b: None, reader=lambda fd: 0,
                                   cancel=threading.Event(), timeout_s=5)
+
+
+def test_colours_kept_for_the_ui_but_never_sent_to_the_model(tmp_path):
+    from agent.messages import ToolCall
+    from agent.tools.base import ToolContext
+    from agent.tools.registry import ToolRegistry, default_tools
+
+    registry = ToolRegistry(default_tools(include_think=False))
+    ctx = ToolContext(workspace=tmp_path, output_dir=tmp_path / "out")
+    call = ToolCall(id="c1", name="bash", arguments='{"command": "printf \'\\\\033[31mRED\\\\033[0m \\\\033[2Kplain\\\\n\'"}')
+    out = registry.execute(call, ctx)
+    assert "\x1b" not in out.text and "RED plain" in out.text
+    assert out.display is not None and "\x1b[31mRED\x1b[0m" in out.display
+    assert "\x1b[2K" not in out.display  # only colours survive
