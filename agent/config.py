@@ -58,6 +58,9 @@ class CompactionSettings(BaseModel):
     strip_reasoning_after_turns: int = Field(3, ge=0, description="Prune reasoning older than N user turns; 0 = off.")
     aggregate_developer_loops: bool = Field(True, description="Collapse long edit/exec runs at compaction.")
     max_loop_steps_before_aggregate: int = Field(5, ge=2, description="Run length that triggers aggregation.")
+    developer_capabilities: list[str] = Field(["mutating", "exec"], description="Tool capabilities counted as developer-loop steps.")
+    keep_last_messages: int = Field(10, ge=0, description="Messages kept verbatim at compaction (moved to whole tool pairs).")
+    error_output_cap_chars: int = Field(2000, ge=0, description="Characters of each error output kept verbatim at compaction (0 = no cap).")
 
 
 class EmbeddedSettings(BaseModel):

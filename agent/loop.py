@@ -20,17 +20,20 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .config import PermissionMode
+from .config import CompactionSettings, PermissionMode
 from .context.budget import ContextBudget
+from .context.compactor import Compactor
 from .context.repair import repair_history
 from .guards import STOPPED_RESULT_TEXT, LoopGuard, Verdict
 from .events import (
-    ContextUsage, Emit, ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest,
+    CompactionDone, ContextUsage, Emit, ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest,
     ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
     TurnStarted,
 )
@@ -69,6 +72,8 @@ class LoopConfig:
     #: result listing what may be used. ``restricted_mode_name`` names the mode in that message.
     allowed_capabilities: frozenset[Capability] | None = None
     restricted_mode_name: str = "this mode"
+    #: The ``[compaction]`` settings (agent/context/compactor.py): mode, threshold, keep_last...
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
 
 
 class Agent:
@@ -98,11 +103,18 @@ class Agent:
         self.guard = LoopGuard()
         self.reminders = reminders if reminders is not None else ReminderEngine()
         self.file_stamps = ReadFileStamps(self.workspace)
+        #: Undo checkpoints (agent/checkpoints.Checkpoints), set by the runtime; None = none taken.
+        self.checkpoints = None
+        self.stamps_lock = threading.Lock()  # file_stamps/reminders vs the file watcher's thread
+        self._in_tool = False
         self._journal_error_reported = False
         self._end_turn = False  # set when a tool result asks to end the turn (metadata "end_turn")
         self._approval_wait_s = 0.0
         self.budget = ContextBudget(model)
         self._sent_count = 0
+        # --- context compaction: the view the model sees (agent/context/compactor.py) ---
+        self.compactor = Compactor(self)
+        self._sent_view: list[Message] = []
 
     # ----------------------------------------------------------------------------------- records
     def _append(self, message: Message, emit: Emit) -> None:
@@ -115,7 +127,7 @@ class Agent:
 
     def build_request(self) -> ModelRequest:
         """Return the next main-loop request: system prompt + repaired history + tool schemas."""
-        view = repair_history(self.history)
+        view = repair_history(self.context_view())
         messages = [SystemMessage(content=self.system_prompt).to_openai()]
         for m in view:
             if isinstance(m, AssistantMessage):
@@ -136,6 +148,8 @@ class Agent:
         self._append(UserMessage(content=prompt), emit)
         self.guard.reset()
         self.reminders.start_turn()
+        if self.checkpoints is not None:
+            self.checkpoints.start_turn()
         self._end_turn = False
         usage = Usage()
         steps_with_tools = 0
@@ -157,6 +171,7 @@ class Agent:
                 message = MAX_TURNS_TEXT.format(n=self.config.max_turns)
                 emit(GuardTriggered(guard="max_turns", message=message))
                 return finish("max_turns", message)
+            self.compactor.maybe_compact(emit, cancel)  # safe point: every tool call has its result
             step += 1
             emit(StepStarted(step=step))
             try:
@@ -168,7 +183,7 @@ class Agent:
                 return finish("error", exc.message)
             if reply.usage:
                 usage = usage + reply.usage
-                self.budget.reconcile(reply.usage.prompt_tokens, self._sent_count, self.history[:self._sent_count])
+                self.budget.reconcile(reply.usage.prompt_tokens, self._sent_count, self._sent_view)
                 window = self.context_window()
                 if window:
                     emit(ContextUsage(used_tokens=reply.usage.prompt_tokens + reply.usage.completion_tokens,
@@ -194,12 +209,25 @@ class Agent:
             if self._end_turn:  # e.g. submit_plan: the planning pass is over
                 return finish("done", final_text)
 
+    # ------------------------------------------------------------------------ context compaction
+    def context_view(self) -> list[Message]:
+        """The records the model sees next: ``history``, or after a compaction the compacted view
+        plus every record appended since (``Compactor.view``)."""
+        return self.compactor.view()
+
+    def compact(self, focus: str | None = None, emit: Emit = lambda event: None,
+                cancel: threading.Event | None = None) -> CompactionDone | None:
+        """Compact the context now (``/compact [focus]``): returns the emitted ``CompactionDone``,
+        or ``None`` after a ``Notice`` (failed, useless or nothing to compact; view unchanged)."""
+        return self.compactor.compact(focus, emit, cancel)
+
     # ------------------------------------------------------------------------------------- model
     def _call_model(self, emit: Emit, cancel: threading.Event) -> AssistantMessage:
         request = self.build_request()
-        self._sent_count = len(self.history)
+        self._sent_view = self.context_view()
+        self._sent_count = len(self._sent_view)
         window = self.context_window()
-        estimate = self.budget.estimate(self.system_prompt, self.history, request.tools)
+        estimate = self.budget.estimate(self.system_prompt, self._sent_view, request.tools)
         if window:
             emit(ContextUsage(used_tokens=estimate.tokens, window_tokens=window, approximate=estimate.approximate))
 
@@ -246,10 +274,11 @@ class Agent:
                     emit(Notice(message=f"Loop guard ({verdict.guard}): {verdict.message}"))
                     output = ToolOutput(text=verdict.message, is_error=True)
                 else:
-                    output = self._execute(call, reply, emit, cancel)
-                    self._end_turn |= bool(output.metadata.get("end_turn")) and not output.is_error
-                    self.guard.record(call.name, call.arguments, output.text, output.is_error)
-                    reminder_texts += self._reminders_for(call, output)
+                    with self._tool_window():
+                        output = self._execute(call, reply, emit, cancel)
+                        self._end_turn |= bool(output.metadata.get("end_turn")) and not output.is_error
+                        self.guard.record(call.name, call.arguments, output.text, output.is_error)
+                        reminder_texts += self._reminders_for(call, output)
             text = output.text
             if position == len(calls) - 1 and reminder_texts:
                 text += self.reminders.format(reminder_texts)
@@ -304,7 +333,36 @@ class Agent:
             return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
                                     "output token limit). Send a shorter call, e.g. split a large write into "
                                     "several edits."), is_error=True)
+        if self.checkpoints is not None and tool is not None:  # save files before a change (undo)
+            warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
+            if warning:
+                emit(Notice(message=warning))
         return self.registry.execute(call, ctx)
+
+    # ------------------------------------------------------------------------ external changes
+    def on_file_changed(self) -> list[str]:
+        """File-watcher callback (any thread): queue an external-change reminder for each file the
+        agent read whose on-disk state changed, and return those paths. Uses ``file_stamps``, so a
+        change is reported once, here or at the next tool result; does nothing while a tool runs
+        (the check after it covers that window, and the agent's own writes are not external)."""
+        with self.stamps_lock:
+            if self._in_tool:
+                return []
+            changed = self.file_stamps.changed()
+            for path in changed:
+                self.reminders.on_external_change(path)
+            return changed
+
+    @contextmanager
+    def _tool_window(self) -> Iterator[None]:
+        """Mark a tool call and its stamp check as running (``on_file_changed`` waits it out)."""
+        with self.stamps_lock:
+            self._in_tool = True
+        try:
+            yield
+        finally:
+            with self.stamps_lock:
+                self._in_tool = False
 
     # ------------------------------------------------------------------ capability restriction
     def _offered_schemas(self) -> list[dict]:

@@ -9,17 +9,21 @@ or implicitly by the first ``run_turn``.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Literal
 
 from .config import PermissionMode, Settings
 from .providers.base import Provider
 from .providers.model_info import ModelInfo
 from .providers.scripted import ScriptedProvider, load_replay_file
-from .session import new_session_id, sessions_dir
+from .session import SessionJournal, new_session_id, sessions_dir
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
+    from .checkpoints import Checkpoints
+    from .file_watch import FileWatcher
+    from .resume import LoadedSession
     from .events import Emit, TurnFinished
     from .git_context import GitSnapshot
     from .loop import Agent
@@ -35,17 +39,29 @@ class AgentSession:
 
     Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
     path), ``interactive`` (may ask the user for permission), ``context_window`` (tokens, known
-    after ``prepare()``), ``model_info``, ``agent`` (the loop, after ``prepare()``).
+    after ``prepare()``), ``model_info``, ``agent`` (the loop, after ``prepare()``), ``resumed``
+    (the ``LoadedSession`` this one continues, or ``None``).
+
+    Resuming (``resumed`` given, see ``build_session``): the session keeps the resumed id and
+    journal file (appending; ``journal`` must already be locked), and ``prepare()`` restores the
+    conversation and the active plan into the new ``Agent``. The model is ``model`` if given,
+    else the resumed session's, else the settings'.
     """
 
     def __init__(self, workspace: Path, settings: Settings, provider: Provider, *,
-                 interactive: bool, model: str | None = None) -> None:
+                 interactive: bool, model: str | None = None, resumed: "LoadedSession | None" = None,
+                 journal: SessionJournal | None = None) -> None:
         self.workspace = Path(workspace).resolve()
         self.settings = settings
         self.provider = provider
         self.interactive = interactive
-        self.model = model or settings.resolved_model()
-        self.session_id = new_session_id()
+        self.resumed = resumed
+        self.model = model or (resumed.model if resumed else "") or settings.resolved_model()
+        self.session_id = resumed.session_id if resumed else new_session_id()
+        self._journal = journal  # one per session id, locked for the session's life
+        self._restore_pending = resumed is not None
+        self._checkpoints: "Checkpoints | None" = None
+        self._watcher: "FileWatcher | None" = None
         self.model_info: ModelInfo | None = None
         self.agent: "Agent | None" = None
         #: Git state at session start (frozen for the session so the prompt prefix stays stable).
@@ -73,7 +89,9 @@ class AgentSession:
 
     @property
     def journal_path(self) -> Path:
-        """The session's JSONL journal file."""
+        """The session's JSONL journal file (a resumed session keeps its file)."""
+        if self._journal is not None:
+            return self._journal.path
         return sessions_dir(self.workspace) / f"{self.session_id}.jsonl"
 
     # -------------------------------------------------------------------------------- prepare
@@ -100,6 +118,11 @@ class AgentSession:
                 ensure_app_folder_excluded(self.workspace)
                 self.git = git_snapshot(self.workspace)
             self.agent = self._build_agent(info)
+            if self._restore_pending and self.resumed is not None:
+                self._restore_pending = False
+                self.agent.history = list(self.resumed.messages)
+                if self.resumed.plan is not None:
+                    self.plans.plan = self.resumed.plan
 
     def _configure_embedded(self) -> None:
         """Load litellm and pass the ``[embedded]`` settings to the embedded provider."""
@@ -116,7 +139,6 @@ class AgentSession:
         from .prompts import build_system_prompt
         from .reminders import ReminderEngine, rules_from_config, system_prompt_rules
         from .retry import RetryPolicy
-        from .session import SessionJournal
         from .tools.registry import ToolRegistry, default_tools
 
         s = self.settings
@@ -135,18 +157,90 @@ class AgentSession:
             max_tokens=s.embedded.max_reply_tokens if self.is_embedded else None,
             send_reasoning_back=self.model.startswith("deepseek/"),
             retry=RetryPolicy(max_retries=s.max_retries),
+            compaction=s.compaction,
         )
-        journal = SessionJournal(self.journal_path)
-        journal.append({"kind": "session", "session_id": self.session_id, "model": self.model,
-                        "workspace": str(self.workspace)})
+        first = self._journal is None or not self._journal.locked
+        journal = self.journal
+        event = "resumed" if self._restore_pending else ("started" if first else "rebuilt")
+        journal.append({"kind": "session", "event": event, "session_id": self.session_id, "model": self.model,
+                        "workspace": str(self.workspace), "time": time.time()})
         rules = rules_from_config(s.reminders.rules) if s.reminders.enabled else []
         prompt = build_system_prompt(self.workspace, registry.names(),
                                      git_snapshot=render_snapshot(self.git) if self.git else "",
                                      reminder_rules=system_prompt_rules(rules) if rules else "")
-        return Agent(provider=self.provider, registry=registry, system_prompt=prompt, model=self.model,
-                     workspace=self.workspace, output_dir=self.output_dir, session_id=self.session_id,
-                     config=config, journal=journal, context_window=lambda: self.context_window,
-                     reminders=ReminderEngine(rules))
+        agent = Agent(provider=self.provider, registry=registry, system_prompt=prompt, model=self.model,
+                      workspace=self.workspace, output_dir=self.output_dir, session_id=self.session_id,
+                      config=config, journal=journal, context_window=lambda: self.context_window,
+                      reminders=ReminderEngine(rules))
+        agent.checkpoints = self.checkpoints
+        # The active plan survives compaction verbatim (pinned by code, not by the summariser).
+        agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None
+        return agent
+
+    # ------------------------------------------------------------------- journal, undo, watch
+    @property
+    def journal(self) -> SessionJournal:
+        """The session's journal (one object per session id; locked on its first write)."""
+        if self._journal is None:
+            self._journal = SessionJournal(self.journal_path)
+        return self._journal
+
+    @property
+    def checkpoints(self) -> "Checkpoints":
+        """Per-turn file checkpoints of this session (agent/checkpoints.py)."""
+        if self._checkpoints is None:
+            from .checkpoints import Checkpoints
+
+            self._checkpoints = Checkpoints(self.workspace, self.session_id)
+        return self._checkpoints
+
+    def undo(self) -> list[str]:
+        """Restore the files changed by the last turn that changed any (``Checkpoints.undo_last_turn``)
+        and return one line per file (plus a note when bash ran). Journaled as an ``undo`` event.
+        Call between turns, not while one runs. The conversation is kept; the model learns of the
+        restored files through the external-change reminder."""
+        lines = self.checkpoints.undo_last_turn()
+        self.journal.append({"kind": "event", "event": "undo", "files": lines, "time": time.time()})
+        return lines
+
+    def start_watching(self, on_files_changed: "Callable[[list[str]], None] | None" = None,
+                       on_git_changed: "Callable[[], None] | None" = None) -> None:
+        """Watch the files the agent has read and the git index/HEAD in a daemon thread
+        (agent/file_watch.py). A change of a read file queues an external-change reminder for the
+        next tool result, then ``on_files_changed(paths)`` is called (watcher thread; paths
+        absolute); a git index/HEAD change calls ``on_git_changed()``. Idempotent; prepares first."""
+        from .file_watch import FileWatcher, find_git_dir, stamped_paths
+
+        self.prepare()
+        if self._watcher is not None:
+            return
+
+        def files_changed(paths: list[str]) -> None:
+            agent = self.agent
+            if agent is not None:
+                agent.on_file_changed()
+            if on_files_changed is not None:
+                on_files_changed(paths)
+
+        def watched() -> list[Path]:
+            agent = self.agent
+            return stamped_paths(agent.file_stamps, self.workspace) if agent is not None else []
+
+        self._watcher = FileWatcher(watched, on_files_changed=files_changed, on_git_changed=on_git_changed,
+                                    git_dir=find_git_dir(self.workspace))
+        self._watcher.start()
+
+    def stop_watching(self) -> None:
+        """Stop the file watcher (if any) and wait briefly for its thread."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    def close(self) -> None:
+        """End the session: stop watching, close the journal and release its lock."""
+        self.stop_watching()
+        if self._journal is not None:
+            self._journal.close()
 
     # ---------------------------------------------------------------------------------- turns
     def run_turn(self, prompt: str, emit: "Emit", cancel: threading.Event) -> "TurnFinished":
@@ -189,33 +283,43 @@ class AgentSession:
         self.plans.discard(self.agent)
 
     def startup_notices(self) -> list[str]:
-        """Notices to show when the session starts (e.g. the embedded model's limits)."""
+        """Notices to show when the session starts (e.g. the embedded model's limits, lines of a
+        resumed journal that were skipped)."""
+        notices = []
+        if self.resumed is not None:
+            notices.append(f"Resumed session {self.session_id} ({len(self.resumed.messages)} messages).")
+            notices += self.resumed.warnings
         if not self.is_embedded:
-            return []
+            return notices
         from .providers.embedded import embedded_available
 
         missing = embedded_available()
-        return [EMBEDDED_NOTICE] + ([missing] if missing else [])
+        return notices + [EMBEDDED_NOTICE] + ([missing] if missing else [])
 
     def set_model(self, name: str) -> None:
         """Switch the model for the next turns, keeping the conversation (tools are rebuilt)."""
-        history = self.agent.history if self.agent else []
+        history = self.agent.history if self.agent else None
         self.model = name
         with self._prepare_lock:
             self.agent = None
             self.model_info = None
         self.prepare()
         assert self.agent is not None
-        self.agent.history = history
+        if history is not None:  # else prepare() built the first agent (a resumed history included)
+            self.agent.history = history
 
     def clear(self) -> None:
         """Start a new, empty conversation with a new session id (the old journal stays on disk)."""
         with self._prepare_lock:
-            if self.agent is not None and self.agent.journal is not None:
-                self.agent.journal.close()
+            if self._journal is not None:
+                self._journal.close()
+            self._journal = None
             self.session_id = new_session_id()
             self.agent = None
             self._plans = None
+            self.resumed = None
+            self._restore_pending = False
+            self._checkpoints = None
         if self.model_info is not None:
             with self._prepare_lock:
                 self.agent = self._build_agent(self.model_info)
@@ -229,13 +333,32 @@ def _scripted_info(model: str) -> ModelInfo:
 
 def build_session(workspace: Path, settings: Settings, *, provider: Provider | None = None,
                   replay: Path | None = None, replay_log: Path | None = None,
-                  interactive: bool = True) -> AgentSession:
+                  interactive: bool = True, resume: "str | Literal['latest'] | None" = None,
+                  model: str | None = None) -> AgentSession:
     """Return an ``AgentSession`` for ``workspace``.
 
     Provider choice: ``provider`` if given; else a ``ScriptedProvider`` from the ``replay`` file
     (``replay_log`` records its requests); else litellm. Raises ``ReplayError`` for a bad replay
     file. Cheap: litellm is not imported here.
+
+    ``resume``: a session id (or unique prefix) or ``"latest"`` continues that session of this
+    project: same id and journal file (locked now), conversation and plan restored by
+    ``prepare()``, model restored unless ``model`` (the ``--model`` flag) is given. Raises
+    ``resume.SessionNotFoundError`` (unknown id, no session) and ``session.SessionLockedError``
+    (another instance has the session open); ``OSError`` if the journal cannot be read.
     """
+    resumed = journal = None
+    if resume is not None:
+        from .resume import find_session, load_session
+
+        path = find_session(workspace, resume)
+        journal = SessionJournal(path)
+        journal.lock()  # refuse now, before any work, when another instance has it
+        try:
+            resumed = load_session(path)
+        except BaseException:
+            journal.close()
+            raise
     if provider is None:
         if replay is not None:
             provider = ScriptedProvider(load_replay_file(replay), log_path=replay_log)
@@ -243,4 +366,5 @@ def build_session(workspace: Path, settings: Settings, *, provider: Provider | N
             from .providers.litellm_provider import LiteLLMProvider
 
             provider = LiteLLMProvider(timeout_s=settings.request_timeout)
-    return AgentSession(workspace, settings, provider, interactive=interactive)
+    return AgentSession(workspace, settings, provider, interactive=interactive, model=model, resumed=resumed,
+                        journal=journal)

@@ -3,6 +3,13 @@
 Exit codes of ``run`` (DESIGN.md 5a): 0 done, 1 error, 2 usage or configuration error, 3 max
 turns, 4 stuck, 130 cancelled. Textual is imported only when the TUI starts, and litellm only
 when a model is first needed.
+
+Sessions: ``--continue`` resumes this project's latest session; ``--resume ID`` a given one (a
+unique id prefix works). ``--resume`` without an id resumes the latest in the TUI for now (a
+picker comes later); ``run --resume`` without an id lists recent sessions on stderr and exits 2,
+so scripts always name the session (``run --resume ID "task"``; the id is in the ``session_id``
+field of ``turn_started`` / ``turn_finished``). An unknown id, no session to continue, or a
+session open in another instance exit 2.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 EXIT_USAGE = 2
+#: ``--resume`` given without an id.
+PICK = ""
 
 
 def _common_flags(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +42,11 @@ def _common_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true",
                         help="with --plan only: carry out the plan without asking (permissions still follow "
                              "--permission-mode)")
+    parser.add_argument("--continue", dest="continue_", action="store_true",
+                        help="continue the latest session of this project")
+    parser.add_argument("--resume", nargs="?", const=PICK, metavar="ID",
+                        help="continue session ID (without ID: the TUI resumes the latest; run lists "
+                             "recent sessions and exits 2)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +74,25 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _resume_target(args: argparse.Namespace, workspace: Path) -> tuple[str | None, str | None]:
+    """Return ``(resume, problem)``: the ``build_session(resume=...)`` value for the session flags
+    and, for a usage error, the message to print (exit 2)."""
+    if args.continue_ and args.resume is not None:
+        return None, "opencli-tui: error: use either --continue or --resume, not both"
+    if args.continue_:
+        return "latest", None
+    if args.resume != PICK:
+        return args.resume, None
+    if args.command != "run":
+        return "latest", None  # the TUI's session picker will take over here
+    from agent.resume import format_session_list, list_sessions
+
+    recent = list_sessions(workspace, limit=10)
+    listing = format_session_list(recent) if recent else "(this project has no saved session)"
+    return None, ("opencli-tui: error: run --resume needs a session id (or use --continue for the latest); "
+                  "recent sessions:\n" + listing)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point. Returns the process exit code (also passed to ``sys.exit`` by the script)."""
     parser = build_parser()
@@ -82,26 +115,41 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from agent.config import ConfigError, load_settings
     from agent.providers.scripted import ReplayError
+    from agent.resume import SessionNotFoundError
     from agent.runtime import build_session
+    from agent.session import SessionLockedError
 
+    resume, problem = _resume_target(args, workspace)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     notices: list[str] = []
     try:
         settings = load_settings(workspace, _flags(args), notices)
         session = build_session(workspace, settings, replay=args.replay, replay_log=args.replay_log,
-                                interactive=args.command != "run")
-    except (ConfigError, ReplayError) as exc:
+                                interactive=args.command != "run", resume=resume, model=args.model)
+    except (ConfigError, ReplayError, SessionNotFoundError, SessionLockedError) as exc:
         print(f"opencli-tui: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"opencli-tui: error: the session could not be read: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
     if args.command == "run":
         from .headless import run_headless
 
-        return run_headless(session, args.task, output_format=args.output_format, notices=notices,
-                            plan=args.plan, execute_plan=args.yes)
+        try:
+            return run_headless(session, args.task, output_format=args.output_format, notices=notices,
+                                plan=args.plan, execute_plan=args.yes)
+        finally:
+            session.close()  # releases the journal lock
 
     from .app import OpenCLIApp
 
-    app = OpenCLIApp(session=session, notices=notices)
-    app.run()
+    try:
+        app = OpenCLIApp(session=session, notices=notices)
+        app.run()
+    finally:
+        session.close()
     return int(app.return_code or 0)
 

@@ -1,0 +1,222 @@
+"""Developer-loop aggregation: collapse long edit/exec runs in the context view (DESIGN.md 4).
+
+A *step* here is an assistant message with tool calls plus the results right after it. A step
+is a *developer step* when every call's tool has a developer capability (default: mutating and
+exec). A run of at least ``min_steps`` consecutive developer steps (nothing else between them)
+is replaced by its first step, its last step and a notice appended to the first kept tool result
+(the last result of the first step): how many steps were elided, which tools, files and commands
+they used, which errors they hit (resolved or not) and the final outcome, which is the last test
+run's result when there is one (case C20: a later "4 passed" wins over earlier failures), else
+the last command's. The notice is built by code, so no summariser can get the outcome wrong.
+
+Runs only at a compaction boundary. Whole steps are removed, so the pairing invariants hold, and
+no user message is touched, so no two user messages become adjacent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any, Callable, Collection, Sequence
+
+from ..messages import AssistantMessage, Message, ToolResultMessage
+from .records import is_dict_list, to_dicts, to_records
+
+#: Capabilities of the default tool names, ours and the aliases used in the handed cases.
+DEFAULT_CAPABILITIES: dict[str, str] = {
+    "read": "read", "read_file": "read", "grep": "read", "glob": "read", "think": "read",
+    "list_files": "read", "ls": "read", "update_plan": "read", "submit_plan": "read",
+    "edit": "mutating", "edit_file": "mutating", "write": "mutating", "write_file": "mutating",
+    "apply_patch": "mutating", "str_replace": "mutating",
+    "bash": "exec", "shell": "exec", "run_command": "exec", "execute": "exec",
+}
+DEFAULT_DEVELOPER_CAPABILITIES = frozenset({"mutating", "exec"})
+NOTICE_PREFIX = "[aggregated:"
+#: Characters kept of one error or outcome line in the notice.
+LINE_CAP = 200
+MAX_ERRORS = 5
+
+_TEST_RE = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|go test|cargo test|npm (run )?test|"
+                      r"yarn test|pnpm test|make (test|check)|ctest|rspec|phpunit|gradle test|mvn test|dotnet test)\b")
+_FAIL_RE = re.compile(r"\bFAILED\b|\bFAIL\b|\b[1-9]\d* (failed|errors?)\b|Traceback \(most recent call last\)|"
+                      r"^\s*(Error|error|ERROR)\b|\w+Error:|exit code [1-9]|command not found", re.MULTILINE)
+_SUMMARY_LINE_RE = re.compile(r"\b\d+ (passed|failed|errors?|skipped)\b|\bOK\b|\bFAILED\b|\bok\b", re.IGNORECASE)
+
+
+def default_capability_of(name: str) -> str | None:
+    """Capability of a tool by name from ``DEFAULT_CAPABILITIES`` (``None`` when unknown)."""
+    return DEFAULT_CAPABILITIES.get(name)
+
+
+def looks_failed(text: str, is_error: bool = False) -> bool:
+    """Heuristic: does this tool output report a failure (test failures, a traceback, an error)?"""
+    return is_error or bool(_FAIL_RE.search(text or ""))
+
+
+def aggregate_developer_loops(messages: Sequence[Any], *, min_steps: int = 5,
+                              developer_capabilities: Collection[str] = DEFAULT_DEVELOPER_CAPABILITIES,
+                              capability_of: Callable[[str], str | None] = default_capability_of,
+                              ) -> tuple[list[Any], list[str]]:
+    """Collapse every run of ``>= min_steps`` consecutive developer steps (module docstring).
+
+    ``messages``: records or OpenAI dicts (the result has the same kind; dicts come back as
+    ``to_openai()`` dicts). ``capability_of`` maps a tool name to its capability value
+    (``"read"``, ``"mutating"``, ``"exec"`` or ``None`` for unknown tools, which end a run).
+    Returns ``(new_messages, aggregated_ids)``: the ids of the removed messages (dicts without
+    ``id`` get ``d<index>``). The record that carries the notice is a copy with the same id.
+    ``min_steps < 3`` is treated as 3 (first + last + at least one elided). Never raises.
+    """
+    as_dicts = is_dict_list(messages)
+    records = to_records(messages) if as_dicts else list(messages)
+    min_steps = max(3, min_steps)
+    out: list[Message] = []
+    removed: list[str] = []
+    i = 0
+    n = len(records)
+    while i < n:
+        run = _developer_run(records, i, developer_capabilities, capability_of)
+        if len(run) >= min_steps:
+            first, last, elided = run[0], run[-1], run[1:-1]
+            notice = build_notice(elided, last)
+            out += _with_notice(first, notice)
+            out += last
+            removed += [m.id for step in elided for m in step]
+            i += sum(len(step) for step in run)
+            continue
+        if run:
+            for step in run:
+                out += step
+            i += sum(len(step) for step in run)
+            continue
+        out.append(records[i])
+        i += 1
+    if as_dicts:  # unchanged messages come back as the caller's own dicts
+        origin = {id(r): d for r, d in zip(records, messages)}
+        return [origin[id(m)] if id(m) in origin else to_dicts([m])[0] for m in out], removed
+    return out, removed
+
+
+def _developer_run(records: Sequence[Message], start: int, capabilities: Collection[str],
+                   capability_of: Callable[[str], str | None]) -> list[list[Message]]:
+    """The developer steps starting at ``start`` (empty when ``records[start]`` does not begin one)."""
+    run: list[list[Message]] = []
+    i = start
+    while i < len(records):
+        m = records[i]
+        if not (isinstance(m, AssistantMessage) and m.tool_calls
+                and all(capability_of(tc.name) in capabilities for tc in m.tool_calls)):
+            break
+        j = i + 1
+        while j < len(records) and isinstance(records[j], ToolResultMessage):
+            j += 1
+        results = records[i + 1:j]
+        if [r.tool_call_id for r in results] != [tc.id for tc in m.tool_calls]:  # type: ignore[union-attr]
+            break  # an incomplete or unpaired step is left for repair_history, never collapsed
+        run.append(list(records[i:j]))
+        i = j
+    return run
+
+
+def _with_notice(step: list[Message], notice: str) -> list[Message]:
+    """``step`` with ``notice`` appended to its last tool result (a copy with the same id)."""
+    last = step[-1]
+    assert isinstance(last, ToolResultMessage)
+    return step[:-1] + [last.model_copy(update={"content": (last.content.rstrip() + "\n\n" + notice).lstrip()})]
+
+
+def _args(call) -> dict[str, Any]:
+    parsed = call.parsed_arguments()
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= LINE_CAP else text[:LINE_CAP - 1] + "…"
+
+
+def _outcome_line(text: str) -> str:
+    """The line of a command's output that says how it ended: the last test-summary-like line,
+    else the last non-empty line."""
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    if not lines:
+        return "(no output)"
+    for line in reversed(lines):
+        if _SUMMARY_LINE_RE.search(line):
+            return _one_line(line)
+    return _one_line(lines[-1])
+
+
+def _error_line(text: str) -> str:
+    """The first line of an output that shows the failure."""
+    for line in (text or "").splitlines():
+        if _FAIL_RE.search(line):
+            return _one_line(line)
+    return _one_line(text or "(error)")
+
+
+def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
+    """The aggregation notice for the ``elided`` steps; ``last_step`` is the kept final step.
+
+    Lists the tools (with counts), files and commands of the elided steps, the errors they hit
+    (marked resolved when the final outcome is a success) and, last, the final outcome: the
+    last test command's result among the elided and last steps (the kept last step is referred
+    to, not repeated). The text never ends with a failure word unless the final state is one.
+    """
+    tools: Counter[str] = Counter()
+    files: list[str] = []
+    commands: list[str] = []
+    errors: list[str] = []
+    last_test: tuple[str, str, bool] | None = None  # (command, outcome line, failed)
+    last_exec: tuple[str, str, bool] | None = None
+    for step in elided:
+        call_msg = step[0]
+        assert isinstance(call_msg, AssistantMessage)
+        for call, result in zip(call_msg.tool_calls, step[1:]):
+            assert isinstance(result, ToolResultMessage)
+            tools[call.name] += 1
+            args = _args(call)
+            for key in ("path", "file_path", "file", "filename"):
+                if isinstance(args.get(key), str) and args[key] not in files:
+                    files.append(args[key])
+            command = args.get("command") or args.get("cmd")
+            failed = looks_failed(result.content, result.is_error)
+            if isinstance(command, str):
+                command = _one_line(command)
+                if command not in commands:
+                    commands.append(command)
+                last_exec = (command, _outcome_line(result.content), failed)
+                if _TEST_RE.search(command):
+                    last_test = last_exec
+            if failed:
+                errors.append(_error_line(result.content))
+    last_call = last_step[0]
+    kept_test = any(_TEST_RE.search(str(_args(tc).get("command") or "")) for tc in last_call.tool_calls)  # type: ignore[union-attr]
+    final = last_test or last_exec
+    resolved = final is not None and not final[2]
+    parts = [f"{NOTICE_PREFIX} {len(elided)} edit/exec steps between this step and the next were elided from the "
+             f"context (originals are in the session journal)."]
+    if tools:
+        parts.append("Tools: " + ", ".join(f"{name} x{count}" for name, count in tools.items()) + ".")
+    if files:
+        parts.append("Files: " + ", ".join(files[:20]) + (" ..." if len(files) > 20 else "") + ".")
+    if commands:
+        parts.append("Commands: " + "; ".join(f"`{c}`" for c in commands[:10]) + ".")
+    if errors:
+        shown = list(dict.fromkeys(errors))[-MAX_ERRORS:]
+        label = "Errors seen, resolved by the final outcome below" if resolved else "Errors seen"
+        parts.append(f"{label}: " + " | ".join(shown) + ".")
+    if kept_test:
+        parts.append("Final outcome: see the last test run, kept verbatim right after this.")
+    elif final is not None:
+        state = "FAILING" if final[2] else "succeeded"
+        parts.append(f"Final outcome (current state, {state}): `{final[0]}` -> {final[1]}")
+    else:
+        parts.append("Final outcome: no command ran in the elided steps; the next step is kept verbatim.")
+    return " ".join(parts) + "]"
+
+
+__all__ = [
+    "DEFAULT_CAPABILITIES", "DEFAULT_DEVELOPER_CAPABILITIES", "NOTICE_PREFIX", "aggregate_developer_loops",
+    "build_notice", "default_capability_of", "looks_failed",
+]

@@ -1,0 +1,214 @@
+"""Finding and loading saved sessions (``--continue``, ``--resume [ID]``, the session picker).
+
+A session is its journal ``<sessions_dir(project)>/<id>.jsonl`` (agent/session.py). Listing reads
+each journal once as bytes and parses only the few lines it needs (``session`` records and the
+first user message), so it stays cheap for long sessions. Loading parses every record with
+``read_journal``: torn or invalid lines are skipped with a warning, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .session import read_journal, sessions_dir
+
+if TYPE_CHECKING:
+    from .messages import Message
+    from .planner import Plan
+
+#: How many characters of the first task a ``SessionInfo`` keeps.
+FIRST_TASK_CHARS = 200
+
+
+class SessionNotFoundError(LookupError):
+    """No session matches the requested id (or the project has none). ``str()`` is one line for the user."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One saved session, for a picker or ``--resume`` without an id.
+
+    ``started_at`` / ``updated_at``: Unix seconds (start from the first record or the id, update
+    from the file's mtime); ``first_task``: the first user message, one line, cut to 200
+    characters ("" when none); ``turns``: finished user turns; ``model``: the latest model used
+    ("" when unknown).
+    """
+
+    id: str
+    path: Path
+    started_at: float
+    updated_at: float
+    first_task: str
+    turns: int
+    model: str
+
+
+@dataclass
+class LoadedSession:
+    """A journal read back: ``session_id``, ``path``, ``messages`` (conversation records in
+    order), ``plan`` (the active approved plan or ``None``), ``model`` (latest, "" if unknown),
+    ``records`` (every valid record, for other state such as compaction), ``warnings`` (lines
+    skipped, one string each)."""
+
+    session_id: str
+    path: Path
+    messages: list["Message"]
+    plan: "Plan | None"
+    model: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def session_info(path: Path) -> SessionInfo:
+    """Summarise one journal file without parsing every line. Raises ``OSError`` if unreadable."""
+    path = Path(path)
+    st = path.stat()
+    started: float | None = None
+    model = ""
+    first_task = ""
+    turns = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            if raw.startswith(b'{"kind": "event"') and b'"turn_finished"' in raw:
+                turns += 1
+            elif raw.startswith(b'{"kind": "session"'):
+                record = _parse(raw)
+                if record:
+                    model = str(record.get("model") or model)
+                    if started is None and isinstance(record.get("time"), (int, float)):
+                        started = float(record["time"])
+            elif not first_task and raw.startswith(b'{"kind": "message"') and b'"role": "user"' in raw[:200]:
+                record = _parse(raw)
+                message = record.get("message") if record else None
+                if isinstance(message, dict) and isinstance(message.get("content"), str):
+                    first_task = " ".join(message["content"].split())[:FIRST_TASK_CHARS]
+                    if started is None and isinstance(message.get("created_at"), (int, float)):
+                        started = float(message["created_at"])
+    if started is None:
+        started = _time_from_id(path.stem) or st.st_mtime
+    return SessionInfo(id=path.stem, path=path, started_at=started, updated_at=st.st_mtime,
+                       first_task=first_task, turns=turns, model=model)
+
+
+def list_sessions(project_root: Path, limit: int | None = None) -> list[SessionInfo]:
+    """Return the sessions of the project at ``project_root``, most recently updated first
+    (``limit`` caps the count). Unreadable journals are left out; no folder gives ``[]``."""
+    folder = sessions_dir(project_root)
+    try:
+        paths = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+    except OSError:
+        return []
+    infos = []
+    for path in paths:
+        try:
+            infos.append(session_info(path))
+        except OSError:
+            continue
+    infos.sort(key=lambda i: (i.updated_at, i.id), reverse=True)
+    return infos[:limit] if limit is not None else infos
+
+
+def latest_session(project_root: Path) -> SessionInfo | None:
+    """Return the most recently updated session of the project, or ``None`` when there is none."""
+    folder = sessions_dir(project_root)
+    try:
+        paths = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+    except OSError:
+        return None
+    for path in sorted(paths, key=_mtime_key, reverse=True):
+        try:
+            return session_info(path)
+        except OSError:
+            continue
+    return None
+
+
+def find_session(project_root: Path, ref: str) -> Path:
+    """Return the journal path for ``ref``: ``"latest"``, a full session id or a unique prefix of
+    one. Raises ``SessionNotFoundError`` with a one-line message (naming recent ids) otherwise."""
+    folder = sessions_dir(project_root)
+    if ref == "latest":
+        info = latest_session(project_root)
+        if info is None:
+            raise SessionNotFoundError(f"no saved session for this project (looked in {folder})")
+        return info.path
+    if not ref or "/" in ref or "\\" in ref or ref.startswith("."):
+        raise SessionNotFoundError(f"invalid session id {ref!r}")
+    exact = folder / f"{ref}.jsonl"
+    if exact.is_file():
+        return exact
+    try:
+        matches = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.stem.startswith(ref))
+    except OSError:
+        matches = []
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise SessionNotFoundError(f"session id {ref!r} is ambiguous: "
+                                   + ", ".join(p.stem for p in matches[:5]))
+    recent = ", ".join(i.id for i in list_sessions(project_root, limit=3))
+    hint = f"; recent: {recent}" if recent else "; this project has no saved session"
+    raise SessionNotFoundError(f"no session {ref!r} for this project{hint}")
+
+
+def load_session(path: Path) -> LoadedSession:
+    """Read a journal back: messages, active plan, latest model, all records, warnings for skipped
+    lines. Raises ``OSError`` when the file cannot be read."""
+    from .messages import message_from_dict
+    from .planner import plan_from_journal
+
+    path = Path(path)
+    warnings: list[str] = []
+    records = list(read_journal(path, warnings))
+    messages = []
+    model = ""
+    for record in records:
+        kind = record.get("kind")
+        if kind == "message":
+            try:
+                messages.append(message_from_dict(record["message"]))
+            except (KeyError, TypeError, ValueError) as exc:
+                warnings.append(f"{path}: a message record is invalid ({type(exc).__name__}); skipped")
+        elif kind == "session" and record.get("model"):
+            model = str(record["model"])
+    return LoadedSession(session_id=path.stem, path=path, messages=messages, plan=plan_from_journal(records),
+                         model=model, records=records, warnings=warnings)
+
+
+def format_session_list(infos: list[SessionInfo]) -> str:
+    """Return one line per session (``id  date  turns  model  first task``) for a terminal."""
+    lines = []
+    for info in infos:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated_at))
+        task = info.first_task[:60] + ("…" if len(info.first_task) > 60 else "")
+        lines.append(f"{info.id}  {when}  {info.turns:>3} turns  {info.model or '?'}  {task}")
+    return "\n".join(lines)
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _time_from_id(session_id: str) -> float | None:
+    """Start time encoded in a ``YYYYMMDD-HHMMSS-xxxxxx`` id (UTC), or ``None``."""
+    try:
+        import calendar
+
+        return float(calendar.timegm(time.strptime(session_id[:15], "%Y%m%d-%H%M%S")))
+    except ValueError:
+        return None
+
+
+def _mtime_key(path: Path) -> tuple[float, str]:
+    try:
+        return path.stat().st_mtime, path.stem
+    except OSError:
+        return 0.0, path.stem

@@ -1,0 +1,91 @@
+"""Developer-loop aggregation on records: thresholds, capabilities, notice, pairing."""
+
+from __future__ import annotations
+
+import json
+
+from agent.context.aggregation import NOTICE_PREFIX, aggregate_developer_loops, build_notice
+from agent.context.repair import pairing_ok
+from agent.context.records import to_dicts
+from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+
+
+def step(i, name, args, result, is_error=False, text=None):
+    call = ToolCall(id=f"c{i}", name=name, arguments=json.dumps(args))
+    return [AssistantMessage(content=text, tool_calls=[call]),
+            ToolResultMessage(tool_call_id=f"c{i}", name=name, content=result, is_error=is_error)]
+
+
+def loop(n, final="3 passed"):
+    msgs = [UserMessage(content="fix it")]
+    for i in range(n):
+        if i % 2 == 0:
+            msgs += step(i, "edit", {"path": f"src/m{i}.py", "old_string": "a", "new_string": "b"}, "ok")
+        else:
+            last = i == n - 1 or i == n - 2
+            msgs += step(i, "bash", {"command": "pytest -q"}, final if last else "1 failed, 2 passed",
+                         is_error=not last)
+    return msgs
+
+
+def test_short_run_untouched():
+    msgs = loop(4)
+    out, ids = aggregate_developer_loops(msgs, min_steps=5)
+    assert out == msgs and ids == []
+
+
+def test_long_run_collapses_to_first_and_last_step():
+    msgs = loop(8)
+    out, ids = aggregate_developer_loops(msgs, min_steps=5)
+    assert len(out) == 1 + 2 + 2
+    assert out[1] is msgs[1] and out[-2:] == msgs[-2:]
+    assert out[2].id == msgs[2].id and NOTICE_PREFIX in out[2].content
+    assert len(ids) == 12
+    assert pairing_ok(to_dicts(out))
+    notice = out[2].content
+    assert "6 edit/exec steps" in notice and "src/m2.py" in notice and "pytest -q" in notice
+    # The final test run is the kept last step: the notice points to it instead of a failure.
+    assert "kept verbatim" in notice and not notice.rstrip("]").rstrip().endswith("failed")
+
+
+def test_final_outcome_in_notice_is_the_last_run():
+    msgs = loop(9) + step(99, "edit", {"path": "README.md"}, "ok")
+    out, _ = aggregate_developer_loops(msgs, min_steps=5)
+    notice = next(m.content for m in out if isinstance(m, ToolResultMessage) and NOTICE_PREFIX in m.content)
+    assert "Final outcome (current state, succeeded): `pytest -q` -> 3 passed" in notice
+    assert "resolved" in notice
+
+
+def test_failing_final_state_is_reported_as_failing():
+    msgs = loop(9, final="2 failed, 1 passed") + step(99, "edit", {"path": "README.md"}, "ok")
+    out, _ = aggregate_developer_loops(msgs, min_steps=5)
+    notice = next(m.content for m in out if isinstance(m, ToolResultMessage) and NOTICE_PREFIX in m.content)
+    assert "FAILING" in notice and "2 failed" in notice
+
+
+def test_read_steps_break_runs():
+    msgs = loop(4) + step(50, "read", {"path": "x"}, "text") + loop(4)[1:]
+    out, ids = aggregate_developer_loops(msgs, min_steps=5)
+    assert ids == []
+
+
+def test_custom_capabilities_and_unknown_tools():
+    msgs = [UserMessage(content="go")]
+    for i in range(6):
+        msgs += step(i, "mystery", {}, "ok")
+    assert aggregate_developer_loops(msgs)[1] == []
+    out, ids = aggregate_developer_loops(msgs, capability_of=lambda n: "exec")
+    assert len(ids) == 8
+
+
+def test_incomplete_step_is_not_collapsed():
+    msgs = loop(8)
+    del msgs[-1]  # the last call has no result yet
+    out, ids = aggregate_developer_loops(msgs, min_steps=5)
+    assert out[-1] is msgs[-1]
+
+
+def test_build_notice_without_commands():
+    steps = [step(i, "edit", {"path": "a.py"}, "ok") for i in range(3)]
+    text = build_notice(steps[1:2], steps[2])
+    assert "no command ran" in text and text.endswith("]")

@@ -1,0 +1,157 @@
+"""Compaction wired into the loop: auto-compaction mid-turn against the scripted provider, every
+request valid, the task kept verbatim, prefix stability between boundaries, failures harmless,
+manual /compact."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from agent.config import CompactionSettings, Settings
+from agent.context.compaction import SUMMARY_HEADER
+from agent.context.repair import pairing_ok
+from agent.events import CompactionDone, Notice
+from agent.providers.scripted import ScriptedProvider
+from agent.runtime import build_session
+from agent.session import read_journal
+
+TASK = "Task: migrate the config loader in src/config.py from YAML to TOML, keep .yml working."
+SUMMARY = "## Task\nmigrate\n## Progress\nread files\n## Decisions\n-\n## Errors\n-\n## Files\nf*.py\n## State\nreading"
+
+
+class Recorder(list):
+    def __call__(self, event):
+        self.append(event)
+
+    def of(self, kind):
+        return [e for e in self if isinstance(e, kind)]
+
+
+def make(tmp_path: Path, replies, *, window=3000, files=8, **compaction):
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    for i in range(files):
+        (ws / f"f{i}.py").write_text("".join(f"value_{i}_{k} = {k}\n" for k in range(40)))
+    provider = ScriptedProvider(replies)
+    session = build_session(ws, Settings(model="openai/gpt-4.1", context_window=window, permission_mode="full-auto"),
+                            provider=provider, interactive=False)
+    session.prepare()
+    compaction.setdefault("keep_last_messages", 4)
+    session.agent.config.compaction = CompactionSettings(**compaction)
+    return session, provider
+
+
+def reads(n):
+    return [{"tool_calls": [{"name": "read", "arguments": {"path": f"f{i}.py"}}]} for i in range(n)]
+
+
+def main_requests(provider):
+    return [r for r in provider.requests if r.purpose == "main"]
+
+
+def assert_every_request_valid(provider):
+    for req in main_requests(provider):
+        assert req.messages[0]["role"] == "system"
+        assert req.messages[1]["role"] == "user"
+        assert pairing_ok(req.messages)
+        text = "\n".join(m.get("content") or "" for m in req.messages)
+        assert TASK in text  # the original task, verbatim, in every request
+
+
+def test_auto_compaction_mid_turn(tmp_path):
+    replies = reads(8) + [{"content": "Done reading."}] + [{"for": "summary", "content": SUMMARY}] * 4
+    session, provider = make(tmp_path, replies)
+    rec = Recorder()
+    result = session.run_turn(TASK, rec, threading.Event())
+    assert result.stop_reason == "done"
+    done = rec.of(CompactionDone)
+    assert done, [e for e in rec if isinstance(e, Notice)]
+    assert all(d.tokens_after < d.tokens_before and d.summarized > 0 for d in done)
+    summaries = [r for r in provider.requests if r.purpose == "summary"]
+    assert len(summaries) == len(done)
+    assert "## State" in summaries[0].messages[0]["content"] and summaries[0].tools == []
+    assert_every_request_valid(provider)
+    # compaction happened mid-turn: a main request after it carries the summary and resumes
+    # with a tool result (the model is called again, the turn does not stop)
+    compacted = [r for r in main_requests(provider) if r.messages[1]["content"].startswith(SUMMARY_HEADER)]
+    assert compacted and all(r.messages[-1]["role"] == "tool" for r in compacted)
+    assert len(main_requests(provider)) == 9
+    # the journal keeps every original message and records each compaction
+    agent = session.agent
+    records = list(read_journal(agent.journal.path))
+    assert sum(1 for r in records if r["kind"] == "message") == len(agent.history)
+    comp = [r for r in records if r["kind"] == "compaction"]
+    assert len(comp) == len(done)
+    assert comp[0]["summary"] == SUMMARY and comp[0]["summarized_ids"]
+    history_ids = {m.id for m in agent.history}
+    assert set(comp[0]["summarized_ids"]) <= history_ids
+    assert comp[0]["rewritten"][0]["content"].startswith(SUMMARY_HEADER)
+
+
+def test_requests_between_compactions_share_their_prefix(tmp_path):
+    replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "content": SUMMARY}] * 4
+    session, provider = make(tmp_path, replies, window=3600)  # room for a few steps between boundaries
+    session.run_turn(TASK, Recorder(), threading.Event())
+    assert [r.purpose for r in provider.requests].count("summary") >= 2
+    pairs = 0
+    for a, b in zip(provider.requests, provider.requests[1:]):
+        if a.purpose == b.purpose == "main":
+            assert b.messages[:len(a.messages)] == a.messages
+            pairs += 1
+    assert pairs >= 3
+
+
+def test_failed_summary_leaves_context_unchanged(tmp_path):
+    replies = reads(6) + [{"content": "Done."}] + [{"for": "summary", "error": "auth"}] * 4
+    session, provider = make(tmp_path, replies)
+    rec = Recorder()
+    result = session.run_turn(TASK, rec, threading.Event())
+    assert result.stop_reason == "done"
+    assert not rec.of(CompactionDone)
+    assert any("Compaction failed" in n.message and "unchanged" in n.message for n in rec.of(Notice))
+    mains = main_requests(provider)
+    for a, b in zip(mains, mains[1:]):
+        assert b.messages[:len(a.messages)] == a.messages  # nothing rewritten
+    # a failed attempt is not repeated at every step: retried only after the context grew
+    assert len([r for r in provider.requests if r.purpose == "summary"]) < len(mains) - 2
+    assert_every_request_valid(provider)
+
+
+def test_useless_summary_is_skipped(tmp_path):
+    huge = "## Task\n" + "words " * 3000
+    replies = reads(6) + [{"content": "Done."}] + [{"for": "summary", "content": huge}] * 6
+    session, provider = make(tmp_path, replies)
+    rec = Recorder()
+    session.run_turn(TASK, rec, threading.Event())
+    assert not rec.of(CompactionDone)
+    assert any("Compaction skipped" in n.message for n in rec.of(Notice))
+    assert_every_request_valid(provider)
+
+
+def test_manual_mode_does_not_auto_compact_and_manual_compact_works(tmp_path):
+    replies = reads(6) + [{"content": "Done."}, {"content": "Next answer."},
+                          {"for": "summary", "content": SUMMARY}]
+    session, provider = make(tmp_path, replies, window=100000, mode="manual")
+    session.run_turn(TASK, Recorder(), threading.Event())
+    assert not [r for r in provider.requests if r.purpose == "summary"]
+    rec = Recorder()
+    done = session.agent.compact("the loader", rec)
+    assert isinstance(done, CompactionDone) and rec.of(CompactionDone) == [done]
+    summary_req = [r for r in provider.requests if r.purpose == "summary"][0]
+    assert "the loader" in summary_req.messages[0]["content"]
+    session.run_turn("Now the tests.", Recorder(), threading.Event())
+    last = main_requests(provider)[-1]
+    assert last.messages[1]["content"].startswith(SUMMARY_HEADER)
+    assert last.messages[-1] == {"role": "user", "content": "Now the tests."}
+    assert_every_request_valid(provider)
+
+
+def test_compaction_resets_budget_and_view_grows_after(tmp_path):
+    replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "content": SUMMARY}] * 4
+    session, provider = make(tmp_path, replies)
+    session.run_turn(TASK, Recorder(), threading.Event())
+    agent = session.agent
+    view = agent.context_view()
+    assert agent.compactor.compacted is not None
+    assert view[-1] is agent.history[-1]
+    assert len(view) < len(agent.history)
