@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
 
 from .bridge import AgentEventMessage, AgentRunner, SessionPrepared, TurnEnded
 from .commands import command_rows, parse_command, run_command, unescape_prompt
@@ -25,8 +27,12 @@ from .theme_loader import DEFAULT_DARK, THEME_VARIABLE_DEFAULTS, THEMES_DIR, cou
 from .widgets.blocks import ErrorBlock, NoticeBlock, UserBlock, WelcomeBlock
 from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
+from .widgets.sidebar import WIDE_COLUMNS, Sidebar
 from .widgets.status_bar import StatusBar
 from .widgets.tool_block import ToolBlock
+
+if TYPE_CHECKING:
+    from .widgets.stop_panel import StopPanel
 
 EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
 PLACEHOLDER = "Ask the agent to do something · Enter send · Shift+Enter / Ctrl+J new line · /help"
@@ -44,11 +50,14 @@ class OpenCLIApp(App):
 
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses elsewhere work too
     TITLE = "opencli-tui"
+    #: The sidebar shows by default on screens at least this wide (CSS class ``-wide``).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_COLUMNS, "-wide")]
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel", show=False),
         Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
         Binding("ctrl+t", "toggle_theme", "Theme", show=False),
         Binding("ctrl+o", "toggle_last_tool", "Expand tool", show=False),
+        Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
         Binding("f1", "help", "Help", show=False),
     ]
 
@@ -68,7 +77,9 @@ class OpenCLIApp(App):
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Conversation(id="conversation")
+        with Horizontal(id="main"):
+            yield Conversation(id="conversation")
+            yield Sidebar(id="sidebar")
         yield PromptInput(id="prompt", placeholder=PLACEHOLDER)
         yield StatusBar(id="status")
 
@@ -77,9 +88,10 @@ class OpenCLIApp(App):
         return dict(THEME_VARIABLE_DEFAULTS)
 
     async def on_mount(self) -> None:
-        conversation = self.query_one(Conversation)
-        status = self.query_one(StatusBar)
-        self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format)
+        conversation = self.main_screen.query_one(Conversation)
+        status = self.main_screen.query_one(StatusBar)
+        self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,
+                                    sidebar=self.main_screen.query_one(Sidebar))
         self._load_themes(first=True)
         status.model = self.session.model
         status.embedded = self.is_embedded
@@ -88,10 +100,15 @@ class OpenCLIApp(App):
         await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
         for line in self._startup_notices():
             await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
-        self.query_one(PromptInput).focus()
+        self.main_screen.query_one(PromptInput).focus()
         self.call_after_refresh(self.runner.prepare)
         if self.watch_themes:
             self.watch_theme_files()
+
+    @property
+    def main_screen(self) -> Screen:
+        """The screen with the conversation, also while another screen (viewer, help) is on top."""
+        return self.screen_stack[0]
 
     @property
     def is_embedded(self) -> bool:
@@ -160,15 +177,15 @@ class OpenCLIApp(App):
             await self.show_notice(f"Queued (sent when the current turn ends): {first_line[:80]}",
                                    kind="queued")
             return
-        conversation = self.query_one(Conversation)
+        conversation = self.main_screen.query_one(Conversation)
         await conversation.add(UserBlock(text))
         conversation.follow()
         self.runner.start_turn(text)
-        self.query_one(StatusBar).activity = "working..."
+        self.main_screen.query_one(StatusBar).activity = "working..."
 
     async def show_notice(self, message: str, kind: str = "notice") -> None:
         """Add a one-line notice to the conversation (kind: notice, warning, reminder, queued)."""
-        await self.query_one(Conversation).add(NoticeBlock(message, kind=kind))
+        await self.main_screen.query_one(Conversation).add(NoticeBlock(message, kind=kind))
 
     # -- agent messages ------------------------------------------------------------------------
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
@@ -178,22 +195,31 @@ class OpenCLIApp(App):
     async def on_turn_ended(self, message: TurnEnded) -> None:
         assert self.handler is not None
         if message.error:
-            await self.query_one(Conversation).add(ErrorBlock(f"The agent stopped on an internal error: {message.error}"))
+            await self.main_screen.query_one(Conversation).add(ErrorBlock(f"The agent stopped on an internal error: {message.error}"))
         if self.handler.turn_finished is None:  # the loop did not report its end: close what is open
             await self.handler.end_streams()
             for block in self.handler.tools.values():
                 block.mark_cancelled()
             self.handler.tools.clear()
         self.runner.turn_ended()
-        self.query_one(StatusBar).activity = ""
+        self.main_screen.query_one(StatusBar).activity = ""
         if self.queued:
             await self.send_prompt(self.queued.pop(0))
 
+    async def on_stop_panel_closed(self, message: "StopPanel.Closed") -> None:
+        """Continue (send the panel's prompt) or Stop after a step-limit or loop-guard stop."""
+        if self.handler is not None and self.handler.stop_panel is message.panel:
+            self.handler.stop_panel = None
+        self.main_screen.query_one(PromptInput).focus()
+        if message.prompt:
+            await self.send_prompt(message.prompt)
+
     def on_session_prepared(self, message: SessionPrepared) -> None:
-        status = self.query_one(StatusBar)
+        status = self.main_screen.query_one(StatusBar)
         status.model = self.session.model
         status.context_window = message.context_window
         status.prepared = True
+        self.main_screen.query_one(Sidebar).set_git(getattr(self.session, "git", None))
         if message.error:
             self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
 
@@ -201,17 +227,17 @@ class OpenCLIApp(App):
     async def new_conversation(self) -> None:
         """Start a new conversation: clear the pane and the session (in a worker)."""
         assert self.handler is not None
-        await self.query_one(Conversation).clear_blocks()
+        await self.main_screen.query_one(Conversation).clear_blocks()
         self.handler.reset()
         self.queued.clear()
-        status = self.query_one(StatusBar)
+        status = self.main_screen.query_one(StatusBar)
         status.used_tokens = None
         self.runner.run_session_op(self.session.clear)
         await self.show_notice("New conversation.")
 
     async def switch_model(self, name: str) -> None:
         """Switch the session's model (model info loads in a worker) and say so."""
-        status = self.query_one(StatusBar)
+        status = self.main_screen.query_one(StatusBar)
         status.model = name
         status.embedded = name.startswith("embedded/")
         status.prepared = False
@@ -232,11 +258,11 @@ class OpenCLIApp(App):
         if self.runner.cancelling:
             self.notify("Still stopping the current step... (Ctrl+Q quits)", timeout=3)
         elif self.runner.cancel():
-            self.query_one(StatusBar).activity = "cancelling..."
+            self.main_screen.query_one(StatusBar).activity = "cancelling..."
 
     async def action_interrupt(self) -> None:
         """Ctrl+C: cancel a running turn; copy a selection; clear the prompt; twice quits."""
-        prompt = self.query_one(PromptInput)
+        prompt = self.main_screen.query_one(PromptInput)
         if self.runner.running and not self.runner.cancelling:
             await self.action_cancel_turn()
             return
@@ -262,14 +288,18 @@ class OpenCLIApp(App):
         self.runner.cancel()
         self.exit()
 
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the sidebar."""
+        self.main_screen.query_one(Sidebar).toggle()
+
     def action_toggle_last_tool(self) -> None:
         """Expand or collapse the most recent tool block."""
-        blocks = self.query(ToolBlock)
+        blocks = self.main_screen.query(ToolBlock)
         if blocks:
             last = blocks.last()
             last.expanded = not last.expanded
             if last.expanded:
-                self.query_one(Conversation).scroll_to_widget(last, animate=False)
+                self.main_screen.query_one(Conversation).scroll_to_widget(last, animate=False)
 
 
 def _mode_text(mode: Any) -> str:

@@ -4,6 +4,10 @@
 on the UI thread. It keeps the state of the turn being shown: the assistant block being
 streamed, the reasoning block, the tool blocks by call id. A new assistant block starts after
 tool calls (and after a new step), so text and tool blocks read in the order they happened.
+
+Also: ``think`` calls become dim collapsed ``ThinkBlock``s (not tool blocks); a reminder becomes a
+small mark under the call it was appended to; a stop by the step limit or a loop guard becomes a
+``StopPanel`` with Continue / Stop; write/edit results feed the sidebar's changed files.
 """
 
 from __future__ import annotations
@@ -16,13 +20,27 @@ from agent.events import (
     ToolCallFinished, ToolCallStarted, TurnFinished, TurnStarted,
 )
 
-from .widgets.blocks import AssistantBlock, ErrorBlock, NoticeBlock, PlanBlock, ReasoningBlock, StopBlock
+from textual.widget import Widget
+
+from .widgets.blocks import (
+    AssistantBlock, ErrorBlock, NoticeBlock, PlanBlock, ReasoningBlock, ReminderMark, StopBlock,
+)
 from .widgets.conversation import Conversation
+from .widgets.diff_view import diff_stats
+from .widgets.sidebar import Sidebar
 from .widgets.status_bar import StatusBar, format_tokens
+from .widgets.think_block import ThinkBlock
 from .widgets.tool_block import ToolBlock
+
+#: Stop reasons shown as a ``StopPanel`` (the turn may go on) rather than a one-line stop.
+CONTINUABLE_STOPS = ("max_turns", "stuck")
+#: Tools whose successful results list a changed file in the sidebar.
+FILE_CHANGING_TOOLS = ("write", "edit")
 
 if TYPE_CHECKING:
     from textual.app import App
+
+    from .widgets.stop_panel import StopPanel
 
     from .bridge import AgentRunner
 
@@ -60,22 +78,27 @@ class EventHandler:
     """Turns agent events into conversation blocks and status-bar updates.
 
     Inputs: the app (to push the permission screen), the conversation pane, the status bar, the
-    runner (its cancel state tells a cancelled tool call from a failed one) and an optional
-    ``duration_format`` (seconds -> text) handed to tool blocks.
+    runner (its cancel state tells a cancelled tool call from a failed one), an optional
+    ``duration_format`` (seconds -> text) handed to tool blocks and an optional ``sidebar``.
     """
 
     def __init__(self, app: "App", conversation: Conversation, status: StatusBar, runner: "AgentRunner",
-                 duration_format: Callable[[float], str] | None = None) -> None:
+                 duration_format: Callable[[float], str] | None = None, *,
+                 sidebar: Sidebar | None = None) -> None:
         self.app = app
         self.conversation = conversation
         self.status = status
         self.runner = runner
         self.duration_format = duration_format
+        self.sidebar = sidebar
         self.assistant: AssistantBlock | None = None
         self.reasoning: ReasoningBlock | None = None
-        self.tools: dict[str, ToolBlock] = {}
-        self.last_tool: ToolBlock | None = None
+        self.tools: dict[str, ToolBlock | ThinkBlock] = {}
+        self.last_tool: ToolBlock | ThinkBlock | None = None
         self.turn_finished: TurnFinished | None = None
+        self.guard: GuardTriggered | None = None
+        self.stop_panel: "StopPanel | None" = None
+        self._reminder_anchor: dict[int, Widget] = {}
         self._finished: list[AssistantBlock] = []
         self._continuing = False
         self._handlers: dict[type, Callable[[Any], Any]] = {
@@ -111,7 +134,12 @@ class EventHandler:
         self.tools.clear()
         self.last_tool = None
         self.turn_finished = None
+        self.guard = None
+        self.stop_panel = None
+        self._reminder_anchor.clear()
         self._finished.clear()
+        if self.sidebar is not None:
+            self.sidebar.reset_changes()
 
     # -- streams -------------------------------------------------------------------------------
     async def end_assistant(self) -> None:
@@ -138,7 +166,15 @@ class EventHandler:
     # -- events --------------------------------------------------------------------------------
     async def _on_turn_started(self, event: TurnStarted) -> None:
         self.turn_finished = None
+        self.guard = None
+        self.retire_stop_panel()
         self.status.activity = "working..."
+
+    def retire_stop_panel(self) -> None:
+        """Take the Continue / Stop buttons off the last stop panel (a new turn began)."""
+        if self.stop_panel is not None:
+            self.stop_panel.retire()
+            self.stop_panel = None
 
     async def _on_step_started(self, event: StepStarted) -> None:
         await self.end_streams()
@@ -171,7 +207,11 @@ class EventHandler:
 
     async def _on_tool_started(self, event: ToolCallStarted) -> None:
         await self.end_streams()
-        block = ToolBlock(event.id, event.name, event.arguments, duration_format=self.duration_format)
+        block: ToolBlock | ThinkBlock
+        if event.name == "think":
+            block = ThinkBlock(event.id, event.arguments)
+        else:
+            block = ToolBlock(event.id, event.name, event.arguments, duration_format=self.duration_format)
         self.tools[event.id] = block
         self.last_tool = block
         await self.conversation.add(block)
@@ -179,13 +219,19 @@ class EventHandler:
     async def _on_tool_finished(self, event: ToolCallFinished) -> None:
         block = self.tools.pop(event.id, None)
         if block is None:  # a result without a visible start: show it anyway
-            block = ToolBlock(event.id, event.name, None, duration_format=self.duration_format)
+            block = (ThinkBlock(event.id) if event.name == "think"
+                     else ToolBlock(event.id, event.name, None, duration_format=self.duration_format))
             self.last_tool = block
             await self.conversation.add(block)
         cancelled = event.is_error and self.runner.cancel_event.is_set()
         block.finish(event.output, is_error=event.is_error, truncated=event.truncated,
                      saved_path=event.saved_path, duration_s=event.duration_s, exit_code=event.exit_code,
-                     diff=event.diff, cancelled=cancelled)
+                     diff=event.diff, cancelled=cancelled, display=getattr(event, "display", None))
+        if (self.sidebar is not None and event.name in FILE_CHANGING_TOOLS and event.diff
+                and not event.is_error and isinstance(block, ToolBlock)):
+            path = block.arguments.get("path") if isinstance(block.arguments, dict) else None
+            if isinstance(path, str) and path:
+                self.sidebar.record_change(path, *diff_stats(event.diff))
 
     async def _on_notice(self, event: Notice) -> None:
         await self.conversation.add(NoticeBlock(event.message))
@@ -196,9 +242,9 @@ class EventHandler:
 
     async def _on_guard(self, event: GuardTriggered) -> None:
         await self.end_streams()
-        if event.guard == "max_turns":
-            return  # the stop block of TurnFinished says it, once
-        await self.conversation.add(NoticeBlock(f"⚠ {event.guard}: {event.message}", kind="warning"))
+        # A guard event precedes the TurnFinished that stops the turn: its stop panel says it,
+        # once. Kept here for the panel's title.
+        self.guard = event
 
     async def _on_context_usage(self, event: ContextUsage) -> None:
         self.status.context_window = event.window_tokens
@@ -210,9 +256,28 @@ class EventHandler:
         for block in self.tools.values():
             block.mark_cancelled()
         self.tools.clear()
-        if event.stop_reason != "done":
-            detail = event.final_text if event.stop_reason == "max_turns" else ""
-            await self.conversation.add(StopBlock(event.stop_reason, detail))
+        if event.stop_reason in CONTINUABLE_STOPS:
+            await self._add_stop_panel(event)
+        elif event.stop_reason != "done":
+            await self.conversation.add(StopBlock(event.stop_reason))
+        elif self.guard is not None:  # a guard that did not stop the turn: say it once
+            await self.conversation.add(NoticeBlock(f"⚠ {self.guard.guard}: {self.guard.message}", kind="warning"))
+
+    async def _add_stop_panel(self, event: TurnFinished) -> None:
+        from .widgets.stop_panel import StopPanel  # first stop only: keeps start-up light
+
+        guard = self.guard
+        message = event.final_text or (guard.message if guard else "")
+        panel = StopPanel(event.stop_reason, message, guard.guard if guard else None)
+        self.retire_stop_panel()
+        self.stop_panel = panel
+        await self.conversation.add(panel)
+        # Offer Continue on Enter unless the user is typing or has queued a prompt.
+        from .widgets.prompt_input import PromptInput
+
+        prompts = self.conversation.screen.query(PromptInput)
+        if not getattr(self.app, "queued", None) and (not prompts or not prompts.first().text):
+            panel.focus_continue()
 
     async def _on_permission_request(self, event: PermissionRequest) -> None:
         await self.end_streams()
@@ -245,7 +310,16 @@ class EventHandler:
         await self.conversation.add(PlanBlock(event.steps))
 
     async def _on_reminder(self, event: ReminderInjected) -> None:
-        await self.conversation.add(NoticeBlock(f"reminder: {event.text}", kind="reminder"))
+        """A small mark under the call whose result carries the reminder (the step's last call,
+        whose start was shown just before; its result follows)."""
+        mark = ReminderMark(event.text)
+        block = self.last_tool
+        if block is None or not block.is_attached:
+            await self.conversation.add(mark)
+            return
+        anchor = self._reminder_anchor.get(id(block), block)
+        await self.conversation.mount(mark, after=anchor)
+        self._reminder_anchor[id(block)] = mark
 
     async def _on_compaction(self, event: CompactionDone) -> None:
         saved = event.tokens_before - event.tokens_after

@@ -14,6 +14,7 @@ from tui.widgets.blocks import AssistantBlock, ReasoningBlock, StopBlock, UserBl
 from tui.widgets.conversation import Conversation
 from tui.widgets.plain_output import PlainOutput
 from tui.widgets.status_bar import StatusBar
+from tui.widgets.stop_panel import StopPanel
 from tui.widgets.tool_block import ToolBlock
 
 
@@ -94,10 +95,12 @@ class TestTaskRuns:
         async with app.run_test(size=(120, 36)) as pilot:
             await ui.submit(pilot, "loop")
             await ui.wait_turn(pilot, app)
-            stop = app.query_one(StopBlock)
+            stop = app.query_one(StopPanel)
             assert stop.reason == "max_turns"
-            assert "step limit" in _static_text(stop)
-            assert not app.query("ErrorBlock")
+            texts = [_static_text(s) for s in stop.query(Static)]
+            assert "Step limit reached" in texts[0]
+            assert texts[1].startswith("Stopped after 1 steps"), "it says so, it is not an error"
+            assert not app.query("ErrorBlock") and not app.query(StopBlock)
 
 
 class TestToolBlocks:
@@ -218,3 +221,22 @@ class TestLongReplies:
             assert len(flat) == len(blocks) - KEEP_LIVE_BLOCKS
             assert all(b.query(FlatMarkdownView) for b in flat)
             assert blocks[1].has_class("continuation")
+
+
+class TestColouredOutput:
+    async def test_bash_colours_reach_the_block_but_not_the_model(self, make_app, ui) -> None:
+        command = "printf '\\033[32mok\\033[0m [x]\\n'"
+        replies = [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"content": "ok"}]
+        app, _ = make_app(replies)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "print in colour")
+            await ui.wait_turn(pilot, app)
+            tool = app.query_one(ToolBlock)
+            assert "\x1b" not in (tool.output or ""), "the model's copy has no escapes"
+            tool.expanded = True
+            await pilot.pause()
+            assert tool.display, "the widget stays visible"
+            output = tool.query(".tool-output").first(PlainOutput)
+            assert output.text.plain.startswith("ok [x]")
+            assert tool.display_output and "\x1b[32m" in tool.display_output, "the core kept the colours"
+            assert [span.style.color.number for span in output.text.spans if span.style.color] == [2]

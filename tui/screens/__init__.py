@@ -1,1 +1,1 @@
-"""Screens of the opencli-tui app (permission prompt, help)."""
+"""Screens of the opencli-tui app (permission prompt, help, output viewer)."""

@@ -1,1 +1,2 @@
-"""Conversation widgets of the opencli-tui app (blocks, tool calls, prompt box, status bar)."""
+"""Widgets of the opencli-tui app (conversation blocks, tool calls, think blocks, stop panel,
+prompt box, status bar, sidebar, the file view of the output viewer)."""

@@ -150,6 +150,18 @@ class NoticeBlock(Static):
         self.message = message
 
 
+class ReminderMark(Static):
+    """A dim one-line mark under the tool block a reminder was appended to:
+    "↳ reminder: run the relevant tests...". The full text is the tooltip."""
+
+    def __init__(self, text: str) -> None:
+        line = " ".join(text.split())
+        super().__init__(Text(f"↳ reminder: {line}", no_wrap=True, overflow="ellipsis"), markup=False,
+                         classes="reminder-mark")
+        self.text = text
+        self.tooltip = text
+
+
 class ErrorBlock(Static):
     """An error in one line (or a few), in the error colour."""
 

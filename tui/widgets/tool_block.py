@@ -5,11 +5,16 @@ running, then ok / error / cancelled), the duration, the exit code, a truncation
 file changes, the added/removed line counts. The body (full arguments, the diff of edit/write,
 the output as plain text) is mounted only when first expanded, so long conversations stay light.
 Expanding is a reactive flag that toggles the ``-expanded`` CSS class.
+
+A truncated result shows a badge, "truncated: 5.4 MB, 75 000 lines": the size comes from the
+saved file, the lines are counted in a thread worker (the UI never reads a big file). ``v`` on
+the focused block, or a click on the badge, opens the saved file in the output viewer.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Callable
 
 from rich.text import Text
@@ -19,6 +24,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from .diff_view import DiffView, diff_stats
 from .plain_output import PlainOutput
@@ -81,13 +87,25 @@ def _full_arguments(arguments: Any) -> str:
     return "" if arguments is None else str(arguments)
 
 
+class TruncationBadge(Static):
+    """The header badge of a truncated result; a click opens the output viewer."""
+
+    def on_click(self, event: Any) -> None:
+        event.stop()
+        block = next((node for node in self.ancestors if isinstance(node, ToolBlock)), None)
+        if block is not None:
+            block.action_view_output()
+
+
 class ToolBlock(Widget, can_focus=True):
     """One tool call. ``finish(...)`` records its result; ``expanded`` shows the body.
 
     ``duration_format`` (seconds -> text) is injectable so snapshot tests can freeze it.
+    ``saved_size`` / ``saved_lines`` describe the saved full output of a truncated result
+    (bytes / lines; ``saved_lines`` is None until the worker has counted them).
     """
 
-    BINDINGS = [("enter,space", "toggle", "Expand")]
+    BINDINGS = [("enter,space", "toggle", "Expand"), ("v", "view_output", "View full output")]
 
     expanded: reactive[bool] = reactive(False)
     status: reactive[str] = reactive("running")  # running, ok, error, cancelled
@@ -99,6 +117,7 @@ class ToolBlock(Widget, can_focus=True):
         self.tool_name = name
         self.arguments = arguments
         self.output: str | None = None
+        self.display_output: str | None = None  # (``display`` is Textual's visibility flag)
         self.is_error = False
         self.truncated = False
         self.saved_path: str | None = None
@@ -110,16 +129,22 @@ class ToolBlock(Widget, can_focus=True):
         self._spinner: Timer | None = None
         self._body: Vertical | None = None
         self.awaiting_approval = False
+        self.saved_size: int | None = None
+        self.saved_lines: int | None = None
+        self.saved_error: str | None = None
+        self._counting = False
 
     # -- composition ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         with Horizontal(classes="tool-header"):
             yield Static(self._title(), markup=False, classes="tool-title")
+            yield TruncationBadge(self._badge(), markup=False, classes="tool-badge")
             yield Static(self._meta(), markup=False, classes="tool-meta")
 
     def on_mount(self) -> None:
         if self.status == "running" and self.app.animation_level != "none":
             self._spinner = self.set_interval(0.1, self._spin)
+        self._count_saved_lines()
 
     def _spin(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER_FRAMES)
@@ -152,41 +177,95 @@ class ToolBlock(Widget, can_focus=True):
         if self.diff:
             added, removed = diff_stats(self.diff)
             parts.append(f"+{added} -{removed}")
-        elif self.output is not None and self.status == "ok":
+        elif self.output is not None and self.status == "ok" and not self.truncated:
             body = self.output.rstrip("\n")
             lines = body.count("\n") + 1 if body else 0
             parts.append(f"{lines} line{'s' if lines != 1 else ''}")
-        if self.truncated:
-            parts.append("truncated")
         if self.exit_code is not None:
             parts.append(f"exit {self.exit_code}")
         if self.duration_s is not None:
             parts.append(self._format_duration(self.duration_s))
         return Text(" · ".join(parts), no_wrap=True)
 
+    def badge_text(self) -> str:
+        """The badge: "truncated: 1.2 MB, 48 213 lines" for a truncated result, "saved output:
+        ..." for a full output saved without truncation (binary output), else ""."""
+        if not self.truncated and not self.saved_path:
+            return ""
+        from ..line_index import format_count, format_size  # only blocks with a saved output
+
+        label = "truncated" if self.truncated else "saved output"
+        if not self.saved_path:
+            return f"{label} (full output not saved)"
+        if self.saved_error:
+            return f"{label} (saved output unreadable: {self.saved_error})"
+        size = format_size(self.saved_size) if self.saved_size is not None else "?"
+        lines = (f"{format_count(self.saved_lines)} line{'s' if self.saved_lines != 1 else ''}"
+                 if self.saved_lines is not None else "counting lines...")
+        return f"{label}: {size}, {lines}"
+
+    def _badge(self) -> Text:
+        return Text(self.badge_text(), no_wrap=True)
+
     def _refresh_header(self) -> None:
-        titles = self.query(".tool-title").results(Static)
-        metas = self.query(".tool-meta").results(Static)
-        for title in titles:
+        for title in self.query(".tool-title").results(Static):
             title.update(self._title())
-        for meta in metas:
+        for badge in self.query(".tool-badge").results(Static):
+            badge.update(self._badge())
+            badge.set_class(bool(self.truncated or self.saved_path), "-shown")
+            badge.set_class(bool(self.saved_path and not self.saved_error), "-link")
+            badge.tooltip = "Open the full output (v)" if self.saved_path else None
+        for meta in self.query(".tool-meta").results(Static):
             meta.update(self._meta())
 
     # -- state ---------------------------------------------------------------------------------
     def finish(self, output: str, *, is_error: bool = False, truncated: bool = False,
                saved_path: str | None = None, duration_s: float | None = None,
-               exit_code: int | None = None, diff: str | None = None, cancelled: bool = False) -> None:
-        """Record the result; ``cancelled`` marks a call stopped or skipped by the user."""
+               exit_code: int | None = None, diff: str | None = None, cancelled: bool = False,
+               display: str | None = None) -> None:
+        """Record the result; ``cancelled`` marks a call stopped or skipped by the user;
+        ``display`` is the output for the screen when it differs from the model's (ANSI colours
+        kept): the body shows it instead of ``output``."""
         self.output = output
+        self.display_output = display
         self.is_error = is_error
         self.truncated = truncated
         self.saved_path = saved_path
         self.duration_s = duration_s
         self.exit_code = exit_code
         self.diff = diff or None
+        if saved_path:
+            try:
+                self.saved_size = os.stat(saved_path).st_size
+            except OSError as exc:
+                self.saved_error = exc.strerror or str(exc)
         self.status = "cancelled" if cancelled else ("error" if is_error else "ok")
         if self.diff and not is_error:
             self.expanded = True  # a change the agent made is worth seeing at once
+        self._count_saved_lines()
+
+    def _count_saved_lines(self) -> None:
+        """Count the saved output's lines in a thread worker (once, when mounted)."""
+        if (not self.is_mounted or not self.saved_path or self.saved_error or self.saved_lines is not None
+                or self._counting):
+            return
+        self._counting = True
+        path = self.saved_path
+        from ..line_index import count_lines
+        self.run_worker(lambda: count_lines(path), thread=True, name="count-lines", group=f"count-{id(self)}",
+                        exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "count-lines":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.saved_size, self.saved_lines = event.worker.result
+        elif event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.saved_error = getattr(error, "strerror", None) or str(error)
+        else:
+            return
+        self._refresh_header()
 
     def set_awaiting_approval(self, waiting: bool) -> None:
         """Show (or stop showing) that the call waits for the user's permission."""
@@ -231,9 +310,10 @@ class ToolBlock(Widget, can_focus=True):
         if self.status == "running":
             widgets.append(Static(Text("running...", style="italic"), classes="tool-output"))
         elif self.output is not None and not (self.diff and not self.is_error):
-            widgets.append(PlainOutput(self.output or "(no output)", classes="tool-output"))
+            shown = self.display_output if self.display_output is not None else self.output
+            widgets.append(PlainOutput(shown or "(no output)", classes="tool-output"))
         if self.saved_path:
-            widgets.append(Static(Text(f"full output saved to {self.saved_path}"), markup=False,
+            widgets.append(Static(Text(f"full output saved to {self.saved_path} (v opens it)"), markup=False,
                                   classes="tool-saved"))
         return widgets
 
@@ -251,3 +331,13 @@ class ToolBlock(Widget, can_focus=True):
 
     def on_click(self) -> None:
         self.action_toggle()
+
+    def action_view_output(self) -> None:
+        """Open the saved full output in the output viewer (does nothing without one)."""
+        if not self.saved_path:
+            if self.truncated:
+                self.notify("The full output was not saved.", severity="warning")
+            return
+        from ..screens.output_viewer import OutputViewerScreen  # first use only
+
+        self.app.push_screen(OutputViewerScreen(self.saved_path, title=f"Full output of {self.tool_name}"))

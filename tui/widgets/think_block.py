@@ -1,0 +1,58 @@
+"""A ``think`` tool call drawn like the model's own reasoning: dim, collapsed, expands on demand.
+
+The think tool is a no-op scratchpad for models without native reasoning, so its call is a
+thought, not an action: it gets no tool header, status or output, only "▸ think (N words)" and,
+when expanded, the thought text. Built on ``ReasoningBlock`` (same keys: Enter, Space, click).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from .blocks import ReasoningBlock
+
+
+def thought_text(arguments: Any) -> str:
+    """Return the thought of a think call: ``arguments["thought"]``, or the raw arguments as text
+    (invalid JSON arrives as a string)."""
+    if isinstance(arguments, dict):
+        thought = arguments.get("thought")
+        if isinstance(thought, str):
+            return thought
+        return "" if not arguments else str(arguments)
+    return "" if arguments is None else str(arguments)
+
+
+class ThinkBlock(ReasoningBlock):
+    """One think call. ``finish(output, is_error=...)`` records the tool result; an error (a
+    malformed call) shows in the header and its message in the body."""
+
+    def __init__(self, call_id: str, arguments: Any = None) -> None:
+        super().__init__()
+        self.call_id = call_id
+        self.arguments = arguments
+        self.text = thought_text(arguments)
+        self.is_error = False
+        self.add_class("think")
+
+    def _header(self) -> Text:
+        arrow = "▾" if self.expanded else "▸"
+        words = len(self.text.split())
+        header = Text(f"{arrow} think ({words} word{'s' if words != 1 else ''})")
+        if self.is_error:
+            header.append(" · not a valid call")
+        return header
+
+    def finish(self, output: str = "", *, is_error: bool = False, **_details: Any) -> None:  # type: ignore[override]
+        """Record the think tool's result (only an error changes what is shown)."""
+        self.is_error = is_error
+        if is_error and output:
+            self.text = f"{self.text}\n\n{output}".strip()
+        self.set_class(is_error, "-error")
+        super().finish()
+
+    def mark_cancelled(self) -> None:
+        """The turn ended before the result: nothing to show beyond the thought."""
+        ReasoningBlock.finish(self)
