@@ -32,6 +32,10 @@ PICTURES = {
     "TestMainScreen.test_after_an_edit": "after-an-edit.png",
     "TestMainScreen.test_permission_prompt": "permission-prompt.png",
     "TestLightTheme.test_idle_light": "main-idle-light.png",
+    "TestTruncatedOutput.test_truncated_bash_block": "truncated-output.png",
+    "TestTruncatedOutput.test_output_viewer": "output-viewer.png",
+    "TestStops.test_max_turns_stop": "max-turns-stop.png",
+    "TestThink.test_think_expanded": "think-expanded.png",
 }
 
 
