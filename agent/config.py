@@ -17,7 +17,7 @@ import os
 import tomllib
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -101,6 +101,8 @@ class Settings(BaseSettings):
     max_retries: int = Field(4, ge=0, description="Retries of a transient provider error.")
     theme: str = Field("opencli-dark", description="Textual theme name (themes/*.toml or a built-in).")
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the provider's default.")
+    think_tool: Literal["auto", "on", "off"] = Field(
+        "auto", description="auto: offer the no-op think tool only to models without native reasoning (litellm's model info); on / off force it.")
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
     reminders: ReminderSettings = Field(default_factory=ReminderSettings)

@@ -143,7 +143,8 @@ class AgentSession:
 
         s = self.settings
         read_only_tools = self.is_embedded and s.embedded.tools != "all"
-        tools = default_tools(include_think=not info.supports_reasoning, read_only=read_only_tools)
+        think = {"on": True, "off": False}.get(s.think_tool, not info.supports_reasoning)
+        tools = default_tools(include_think=think, read_only=read_only_tools)
         registry = ToolRegistry(tools)
         max_turns = min(s.max_turns, s.embedded.max_turns) if self.is_embedded else s.max_turns
         config = LoopConfig(

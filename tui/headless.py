@@ -104,6 +104,9 @@ class TextPrinter:
                     self.console.print(Text(line, style="magenta"))
         elif isinstance(event, TurnFinished):
             self._end_stream()
+            if event.session_id:
+                self.console.print(Text(f"session {event.session_id} (continue it with --resume {event.session_id})",
+                                        style="dim"))
 
     def print_plan(self, markdown: str) -> None:
         """Print a proposed plan's markdown checklist as plain text."""

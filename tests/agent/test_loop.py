@@ -310,3 +310,22 @@ def test_context_usage_estimated_before_and_reported_after_each_call(tmp_path):
     assert all(u.window_tokens == 8000 for u in usages)
     # After reconciliation the next estimate starts from the reported figure (case C22).
     assert usages[2].used_tokens >= 900
+
+
+@pytest.mark.parametrize("setting,model,expected", [
+    ("auto", "openai/gpt-4.1", True),        # no native reasoning: think is offered
+    ("auto", "openai/o3", False),            # native reasoning: not offered, not mentioned
+    ("on", "openai/o3", True),
+    ("off", "openai/gpt-4.1", False),
+])
+def test_think_tool_only_for_models_without_native_reasoning(tmp_path, setting, model, expected):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    provider = ScriptedProvider([{"content": "hi"}])
+    session = build_session(ws, Settings(model=model, think_tool=setting), provider=provider, interactive=False)
+    run(session)
+    names = {t["function"]["name"] for t in provider.requests[0].tools}
+    assert ("think" in names) == expected
+    system = provider.requests[0].messages[0]["content"]
+    tools_line = next(line for line in system.splitlines() if line.startswith("Tools:"))
+    assert ("think" in tools_line) == expected and ("Use think" in system) == expected
