@@ -157,24 +157,81 @@ def run_streaming(
 
 
 def kill_process_group(proc: subprocess.Popen, grace_s: float = KILL_GRACE_S) -> None:
-    """Send SIGTERM to ``proc``'s process group, then SIGKILL to what is left after ``grace_s``
-    seconds. ``proc`` must have been started with ``start_new_session=True`` (its pid is the
-    group id). Never raises for processes that are already gone."""
+    """Kill ``proc``, its process group and every descendant, even those that moved to a session
+    or group of their own (``setsid``): SIGTERM first, then SIGKILL to what is left after
+    ``grace_s`` seconds. ``proc`` must have been started with ``start_new_session=True`` (its pid
+    is the group id). Descendants are found by walking parent pids in /proc, so a process that
+    was already orphaned (re-parented to init) before the kill cannot be found. Never raises for
+    processes that are already gone."""
     pgid = proc.pid
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
+    tree = _descendants(pgid)
+    _signal_all(pgid, tree, signal.SIGTERM)
     end = time.monotonic() + grace_s
     while time.monotonic() < end:
         proc.poll()
-        if not _group_alive(pgid):
+        tree |= _descendants(pgid)
+        if not _group_alive(pgid) and not any(_alive(pid) for pid in tree):
             return
         time.sleep(POLL_S)
+    tree |= _descendants(pgid)
+    _signal_all(pgid, tree, signal.SIGKILL)
+
+
+def _signal_all(pgid: int, pids: set[int], sig: int) -> None:
+    """Send ``sig`` to process group ``pgid`` and to each pid in ``pids`` (errors ignored)."""
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _proc_table() -> dict[int, tuple[int, str]]:
+    """Return ``{pid: (parent pid, state letter)}`` for every process in /proc ({} elsewhere)."""
+    table: dict[int, tuple[int, str]] = {}
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return table
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1:
+            table[int(entry.name)] = (int(fields[1]), fields[0])
+    return table
+
+
+def _descendants(root: int) -> set[int]:
+    """Return the pids of every living descendant of ``root`` (not ``root`` itself)."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, state) in _proc_table().items():
+        if state != "Z":
+            children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[:1] != ["Z"]
 
 
 def _group_alive(pgid: int) -> bool:

@@ -204,3 +204,47 @@ def test_colours_kept_for_the_ui_but_never_sent_to_the_model(tmp_path):
     assert "\x1b" not in out.text and "RED plain" in out.text
     assert out.display is not None and "\x1b[31mRED\x1b[0m" in out.display
     assert "\x1b[2K" not in out.display  # only colours survive
+
+
+def test_deep_process_tree_with_own_sessions_is_killed_on_timeout(tmp_path):
+    """Issue 6: a bounded deep tree (50 nested sleeping children, every fifth in its own session
+    via setsid) ends with the tool's time limit and every descendant killed."""
+    import os
+    import time as _time
+    from pathlib import Path as _Path
+
+    from agent.messages import ToolCall
+    from agent.tools.base import ToolContext
+    from agent.tools.registry import ToolRegistry, default_tools
+
+    script = tmp_path / "nest.sh"
+    script.write_text(
+        '#!/bin/sh\n'
+        'd=$1; echo $$ >> "$2"\n'
+        'if [ "$d" -gt 0 ]; then\n'
+        '  if [ $((d % 5)) -eq 0 ]; then setsid sh "$0" $((d-1)) "$2" & else sh "$0" $((d-1)) "$2" & fi\n'
+        'fi\n'
+        'exec sleep 1000\n'
+    )
+    pids_file = tmp_path / "pids.txt"
+    registry = ToolRegistry(default_tools(include_think=False))
+    ctx = ToolContext(workspace=tmp_path, output_dir=tmp_path / "out")
+    args = '{"command": "sh nest.sh 50 pids.txt; sleep 1000", "timeout": 3}'
+    started = _time.monotonic()
+    out = registry.execute(ToolCall(id="deep", name="bash", arguments=args), ctx)
+    assert _time.monotonic() - started < 20
+    assert out.is_error and "timed out" in out.text
+    pids = [int(x) for x in pids_file.read_text().split()]
+    assert len(pids) == 51
+
+    def alive(pid):
+        try:
+            stat = _Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        return stat[stat.rfind(")") + 2:].split()[:1] != ["Z"]
+
+    deadline = _time.monotonic() + 5
+    while _time.monotonic() < deadline and any(alive(p) for p in pids):
+        _time.sleep(0.1)
+    assert [p for p in pids if alive(p)] == []
