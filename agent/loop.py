@@ -175,7 +175,7 @@ class Agent:
             step += 1
             emit(StepStarted(step=step))
             try:
-                reply = self._call_model(emit, cancel)
+                reply = self._call_model_compacting_once(emit, cancel)
             except ProviderError as exc:
                 if cancel.is_set():
                     return finish("cancelled", final_text)
@@ -222,6 +222,19 @@ class Agent:
         return self.compactor.compact(focus, emit, cancel)
 
     # ------------------------------------------------------------------------------------- model
+    def _call_model_compacting_once(self, emit: Emit, cancel: threading.Event) -> AssistantMessage:
+        """``_call_model``; when the provider says the request exceeds the context window,
+        compact the context and retry once (raises the ``ProviderError`` when that fails)."""
+        try:
+            return self._call_model(emit, cancel)
+        except ProviderError as exc:
+            if exc.kind != "context_window" or cancel.is_set():
+                raise
+            emit(Notice(message="The request exceeded the model's context window: compacting and retrying once."))
+            if self.compact(None, emit, cancel) is None:
+                raise ProviderError("context_window", f"{exc.message}; compaction could not make room") from exc
+            return self._call_model(emit, cancel)
+
     def _call_model(self, emit: Emit, cancel: threading.Event) -> AssistantMessage:
         request = self.build_request()
         self._sent_view = self.context_view()
