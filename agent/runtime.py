@@ -123,6 +123,9 @@ class AgentSession:
                 self.agent.history = list(self.resumed.messages)
                 if self.resumed.plan is not None:
                     self.plans.plan = self.resumed.plan
+                compactions = [r for r in self.resumed.records if r.get("kind") == "compaction"]
+                if compactions:
+                    self.agent.compactor.restore(compactions[-1])
 
     def _configure_embedded(self) -> None:
         """Load litellm and pass the ``[embedded]`` settings to the embedded provider."""

@@ -56,6 +56,28 @@ class Compactor:
         self.last = None
         self._failed_at: int | None = None  # estimated tokens when auto-compaction last failed
 
+    def restore(self, record: dict[str, Any]) -> bool:
+        """Rebuild the compacted view from a journal ``{"kind": "compaction"}`` record (resume).
+
+        Each id of ``view_ids`` is taken from the record's ``rewritten`` records, else from
+        ``agent.history`` (which must already hold the resumed messages). Returns False, leaving
+        the full history as the view, when the record does not fit the history.
+        """
+        from ..messages import message_from_dict
+
+        try:
+            rewritten = {r["id"]: message_from_dict(r) for r in record.get("rewritten", [])}
+            originals = {m.id: m for m in self.agent.history}
+            view = [rewritten.get(i) or originals[i] for i in record["view_ids"]]
+            mark = int(record["history_length"])
+        except (KeyError, TypeError, ValueError):
+            return False
+        if mark > len(self.agent.history):
+            return False
+        self.compacted, self.mark = view, mark
+        self.agent.budget.reset()
+        return True
+
     # ---------------------------------------------------------------------------------- view
     def view(self) -> list[Message]:
         """The records the model sees next (without the system prompt; not yet repaired)."""

@@ -289,3 +289,25 @@ def test_tui_resume_without_id_means_latest_for_now(tmp_path):
     args = build_parser().parse_args(["--resume", "20260101-000000-abcdef"])
     assert _resume_target(args, tmp_path) == ("20260101-000000-abcdef", None)
     assert _resume_target(build_parser().parse_args(["--continue"]), tmp_path) == ("latest", None)
+
+
+def test_resume_restores_the_compacted_view(tmp_path):
+    ws = workspace(tmp_path)
+    for i in range(8):
+        (ws / f"m{i}.py").write_text(f"# module {i}\n" + "y = 2\n" * 300)
+    replies = [{"tool_calls": [{"name": "read", "arguments": {"path": f"m{i}.py"}}]} for i in range(8)]
+    replies += [{"content": "read them all"}, {"for": "summary", "content": "Task: read modules. Progress: done."}]
+    first, _ = session_for(ws, replies)
+    run(first, "Read every module.")
+    done = first.agent.compact(None)
+    assert done is not None
+    compacted_len = len(first.agent.context_view())
+    first.close()
+
+    second, provider = session_for(ws, [{"content": "ok"}], resume="latest")
+    run(second, "next")
+    sent = provider.requests[0].messages
+    assert len(sent) == 1 + compacted_len + 1          # system + compacted view + the new prompt
+    assert "Read every module." in str(sent)             # the task is kept verbatim
+    assert len(second.agent.history) > compacted_len     # the full history is still there
+    second.close()
