@@ -18,8 +18,9 @@ A local estimate is always flagged ``approximate``.
 Once the provider reports the prompt tokens of a call (``reconcile``), that number replaces the
 local estimate of everything the call contained: later estimates are the reported figure plus
 the local estimates of the messages appended since, so a compaction trigger works from the real
-count instead of a stale local one. An exact token counter (litellm's, per model) comes later;
-this module deliberately does not import litellm.
+count instead of a stale local one. Once litellm is loaded the runtime plugs in its
+``token_counter`` for the model (``text_counter``; offline: the loader disables tokenizer
+downloads); this module itself never imports litellm.
 
 Speed: each message is measured once and cached by its ``id`` (records are never mutated once
 appended to a history); an estimate over an unchanged prefix costs an identity check of that
@@ -32,7 +33,7 @@ import json
 import math
 import operator
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..messages import AssistantMessage, Message, ToolResultMessage
 
@@ -89,6 +90,20 @@ def message_chars(message: Message, *, include_reasoning: bool = False) -> int:
     return len(content)
 
 
+def message_text(message: Message, *, include_reasoning: bool = False) -> str:
+    """The text fields of ``message`` as sent (what ``message_chars`` measures), joined by newlines."""
+    if isinstance(message, AssistantMessage):
+        parts = [message.content or ""]
+        if include_reasoning and message.reasoning_content:
+            parts.append(message.reasoning_content)
+        for call in message.tool_calls:
+            parts += [call.id, call.name, call.arguments]
+        return "\n".join(parts)
+    if isinstance(message, ToolResultMessage):
+        return message.tool_call_id + "\n" + message.content
+    return getattr(message, "content", "") or ""
+
+
 def message_tokens(message: Message, *, include_reasoning: bool = False) -> int:
     """Unmargined local token estimate of one message: ``ceil(chars / 4)`` + the overhead."""
     return chars_to_tokens(message_chars(message, include_reasoning=include_reasoning)) + MESSAGE_OVERHEAD_TOKENS
@@ -120,11 +135,14 @@ class ContextBudget:
     ``model``: the litellm model name (decides the safety margin; ``None`` = unknown, margin
     applied). ``margin``: override of the multiplier on local estimates (>= 1.0).
     ``include_reasoning``: assistant reasoning is sent back to the provider, so count it.
+    ``text_counter``: tokens of a text (e.g. litellm's ``token_counter`` for the model, set once
+    litellm is loaded); ``None`` uses characters / 4. Counts stay flagged approximate either way
+    (a local tokenizer is not the provider's count), and the margin still applies.
     Raises ``ValueError`` for a margin below 1. Not thread-safe: one owner calls it.
     """
 
     def __init__(self, model: str | None = None, *, margin: float | None = None,
-                 include_reasoning: bool = False) -> None:
+                 include_reasoning: bool = False, text_counter: "Callable[[str], int] | None" = None) -> None:
         if margin is None:
             margin = 1.0 if is_openai_model(model) else NON_OPENAI_MARGIN
         if margin < 1.0:
@@ -132,6 +150,7 @@ class ContextBudget:
         self.model = model
         self.margin = margin
         self.include_reasoning = include_reasoning
+        self.text_counter = text_counter
         self._tokens: dict[str, tuple[Message, int]] = {}  # message id -> (record, raw tokens)
         # The last estimated message list (references) and the raw token sum of it.
         self._prefix: list[Message] = []
@@ -153,7 +172,11 @@ class ContextBudget:
         entry = self._tokens.get(message.id)
         if entry is not None and entry[0] is message:
             return entry[1]
-        tokens = message_tokens(message, include_reasoning=self.include_reasoning)
+        if self.text_counter is not None:
+            text = message_text(message, include_reasoning=self.include_reasoning)
+            tokens = self._count(text, len(text)) + MESSAGE_OVERHEAD_TOKENS
+        else:
+            tokens = message_tokens(message, include_reasoning=self.include_reasoning)
         self._tokens[message.id] = (message, tokens)
         return tokens
 
@@ -169,8 +192,8 @@ class ContextBudget:
         fixed_key = (system_prompt, json.dumps(tools or [], separators=(",", ":"), ensure_ascii=False))
         if fixed_key != self._fixed_key:
             self._fixed_key = fixed_key
-            self._fixed_tokens = (chars_to_tokens(len(system_prompt)) + MESSAGE_OVERHEAD_TOKENS
-                                  + chars_to_tokens(len(fixed_key[1])))
+            self._fixed_tokens = (self._count(system_prompt, len(system_prompt)) + MESSAGE_OVERHEAD_TOKENS
+                                  + self._count(fixed_key[1], len(fixed_key[1])))
         raw_messages = self._sum_messages(messages)
         anchor = self._anchor
         if (anchor is not None and self._anchor_fixed_key == fixed_key
@@ -210,6 +233,15 @@ class ContextBudget:
         self._anchor_fixed_key = None
 
     # ------------------------------------------------------------------------------ internals
+    def _count(self, text: str, chars: int) -> int:
+        """Tokens of ``text`` with the counter, falling back to characters / 4 if it fails."""
+        if self.text_counter is not None and text:
+            try:
+                return int(self.text_counter(text))
+            except Exception:  # a tokenizer problem must never stop the loop
+                self.text_counter = None
+        return chars_to_tokens(chars)
+
     def _margined(self, raw_tokens: int) -> int:
         return math.ceil(raw_tokens * self.margin) if self.margin != 1.0 else raw_tokens
 

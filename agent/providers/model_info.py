@@ -36,3 +36,17 @@ def lookup_model_info(model: str, *, embedded_context: int = 4096) -> ModelInfo:
     tools = info.get("supports_function_calling")
     return ModelInfo(model, int(window) if window else None, supports_reasoning=reasoning,
                      supports_tools=True if tools is None else bool(tools), known=True)
+
+
+def token_counter_for(model: str):
+    """Return ``count(text) -> tokens`` using litellm's tokenizer for ``model`` (offline: the
+    loader disables tokenizer downloads; unknown models fall back to an OpenAI encoding, which is
+    why the budget keeps a margin for them). Imports litellm."""
+    from .litellm_loader import load_litellm
+
+    litellm = load_litellm()
+
+    def count(text: str) -> int:
+        return int(litellm.token_counter(model=model, text=text))
+
+    return count

@@ -238,3 +238,30 @@ def test_c22_non_openai_estimate_is_approximate_then_reconciled_with_reported_us
     # A threshold check on this figure sees more than the stale local count would have.
     stale_local = ContextBudget(model).estimate("", messages, []).tokens
     assert stale_local < trigger_input.tokens
+
+
+def test_litellm_token_counter_plugs_in_offline():
+    """With litellm's tokenizer plugged in, counts follow it (no network: offline switches set)."""
+    from agent.context.budget import ContextBudget
+    from agent.messages import UserMessage
+    from agent.providers.model_info import token_counter_for
+
+    count = token_counter_for("openai/gpt-4.1")
+    text = "hello world " * 100
+    assert count(text) == 200 or 190 <= count(text) <= 210
+    budget = ContextBudget("openai/gpt-4.1", text_counter=count)
+    msg = UserMessage(content=text)
+    assert budget.message_tokens(msg) == count(text) + 4
+    est = budget.estimate("system", [msg], [])
+    assert est.approximate and est.tokens >= count(text)
+
+
+def test_a_failing_counter_falls_back_to_characters():
+    from agent.context.budget import ContextBudget
+    from agent.messages import UserMessage
+
+    def broken(text):
+        raise RuntimeError("tokenizer unavailable")
+
+    budget = ContextBudget("openai/gpt-4.1", text_counter=broken)
+    assert budget.message_tokens(UserMessage(content="x" * 400)) == 100 + 4
