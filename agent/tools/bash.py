@@ -190,9 +190,10 @@ def _signal_all(pgid: int, pids: set[int], sig: int) -> None:
             pass
 
 
-def _proc_table() -> dict[int, tuple[int, str]]:
-    """Return ``{pid: (parent pid, state letter)}`` for every process in /proc ({} elsewhere)."""
-    table: dict[int, tuple[int, str]] = {}
+def _proc_table() -> dict[int, tuple[int, str, int]]:
+    """Return ``{pid: (parent pid, state letter, process group)}`` for every process in /proc
+    ({} elsewhere)."""
+    table: dict[int, tuple[int, str, int]] = {}
     proc_root = Path("/proc")
     if not proc_root.is_dir():
         return table
@@ -204,15 +205,15 @@ def _proc_table() -> dict[int, tuple[int, str]]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1:
-            table[int(entry.name)] = (int(fields[1]), fields[0])
+        if len(fields) > 2:
+            table[int(entry.name)] = (int(fields[1]), fields[0], int(fields[2]))
     return table
 
 
 def _descendants(root: int) -> set[int]:
     """Return the pids of every living descendant of ``root`` (not ``root`` itself)."""
     children: dict[int, list[int]] = {}
-    for pid, (ppid, state) in _proc_table().items():
+    for pid, (ppid, state, _group) in _proc_table().items():
         if state != "Z":
             children.setdefault(ppid, []).append(pid)
     found: set[int] = set()
@@ -236,24 +237,13 @@ def _alive(pid: int) -> bool:
 
 def _group_alive(pgid: int) -> bool:
     """Whether any non-zombie process is in group ``pgid`` (reads /proc on Linux)."""
-    proc_root = Path("/proc")
-    if not proc_root.is_dir():
+    if not Path("/proc").is_dir():
         try:
             os.killpg(pgid, 0)
         except (ProcessLookupError, PermissionError):
             return False
         return True
-    for entry in proc_root.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
+    return any(group == pgid and state != "Z" for _ppid, state, group in _proc_table().values())
 
 
 def _grow_pipe(fd: int) -> None:
