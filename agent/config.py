@@ -80,6 +80,19 @@ class ReminderSettings(BaseModel):
         None, description="Replaces the default rules: [{id, trigger: after_edit|after_git|external_change, text}].")
 
 
+class PermissionRuleSettings(BaseModel):
+    """The ``[permissions]`` section: rules applied before asking (agent/permission_rules.py).
+
+    A rule is a bash command prefix in words (``pytest``, ``git status``) or a tool
+    (``tool:edit``; for tools other than bash the bare name works too). Deny beats allow; a bash
+    line is allowed only when every command in it matches an allow rule. A project
+    ``.opencli.toml`` may add deny rules but not allow rules.
+    """
+
+    allow: list[str] = Field(default_factory=list, description="Rules that run without asking (e.g. [\"pytest\", \"git status\"]).")
+    deny: list[str] = Field(default_factory=list, description="Rules that are always refused (e.g. [\"rm -rf\", \"git push\"]).")
+
+
 class Settings(BaseSettings):
     """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
 
@@ -106,6 +119,7 @@ class Settings(BaseSettings):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
     reminders: ReminderSettings = Field(default_factory=ReminderSettings)
+    permissions: PermissionRuleSettings = Field(default_factory=PermissionRuleSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod
@@ -183,6 +197,7 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
     if "api_base" in project:
         project.pop("api_base")
         notices.append(".opencli.toml may not set api_base; ignored (set it in your user config, env or --api-base).")
+    _restrict_project_rules(project, user, notices)
     if "permission_mode" in project:
         try:
             wanted = PermissionMode(project["permission_mode"])
@@ -193,6 +208,29 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
             project.pop("permission_mode")
             notices.append(f".opencli.toml may not loosen permission_mode to {wanted.value}; ignored.")
     return project
+
+
+def _restrict_project_rules(project: dict[str, Any], user: dict[str, Any], notices: list[str]) -> None:
+    """A project ``[permissions]`` section may only tighten: its ``allow`` rules are dropped (with a
+    notice) and its ``deny`` rules are added to the user's (not replacing them)."""
+    section = project.get("permissions")
+    if section is None:
+        return
+    if not isinstance(section, dict):
+        project.pop("permissions")
+        notices.append(".opencli.toml: [permissions] must be a table; ignored.")
+        return
+    section = dict(section)
+    if section.pop("allow", None):
+        notices.append(".opencli.toml may not add permission allow rules; ignored (put them in your user config).")
+    user_section = user.get("permissions") if isinstance(user.get("permissions"), dict) else {}
+    user_deny = user_section.get("deny") or []
+    project_deny = section.get("deny") or []
+    if isinstance(user_deny, list) and isinstance(project_deny, list):
+        section["deny"] = list(dict.fromkeys([*user_deny, *project_deny]))
+    if "allow" in user_section:
+        section["allow"] = user_section["allow"]  # the merge keeps the user's allow rules
+    project["permissions"] = section
 
 
 def load_settings(

@@ -179,10 +179,17 @@ class TurnFinished(_Event):
 
 
 class PermissionDecision(BaseModel):
-    """The user's answer to a permission request: allow, or deny with an optional reason."""
+    """The user's answer to a permission request: allow, or deny with an optional reason.
+
+    ``scope`` (for an allow): ``once`` (this call only), ``session_tool`` (every later call of this
+    tool in the session) or ``session_prefix`` (later bash lines whose every command starts with
+    ``prefix``, see agent/permission_rules.py). Deny rules in the config still win.
+    """
 
     allow: bool
     reason: str = ""
+    scope: Literal["once", "session_tool", "session_prefix"] = "once"
+    prefix: str | None = None
 
 
 class PermissionRequest(_Event):

@@ -25,7 +25,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .config import CompactionSettings, PermissionMode
 from .context.budget import ContextBudget
@@ -74,6 +74,8 @@ class LoopConfig:
     restricted_mode_name: str = "this mode"
     #: The ``[compaction]`` settings (agent/context/compactor.py): mode, threshold, keep_last...
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    #: Allow/deny rules and "allow for this session" answers (agent/permission_rules.py); None = none.
+    permission_rules: Any = None
 
 
 class Agent:
@@ -330,6 +332,13 @@ class Agent:
             return ToolOutput(text=refusal, is_error=True)
         if tool is not None:
             verdict = gate(tool.capability, self.config.permission_mode)
+            rules = self.config.permission_rules
+            if rules is not None:
+                ruling = rules.check(call.name, call.parsed_arguments())
+                if ruling.verdict == "deny":  # deny rules beat everything, the mode included
+                    return ToolOutput(text=ruling.message, is_error=True)
+                if ruling.verdict == "allow" and verdict == "ask":  # allow rules answer instead of the user
+                    verdict = "allow"
             if verdict == "deny" or (verdict == "ask" and not self.config.interactive):
                 return ToolOutput(text=denial_message(call.name, tool.capability, self.config.permission_mode,
                                                       headless=not self.config.interactive), is_error=True)
@@ -337,6 +346,11 @@ class Agent:
                 decision = self._ask(call, tool, ctx, emit, cancel)
                 if decision is None:
                     return ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
+                if decision.allow and decision.scope != "once" and self.config.permission_rules is not None:
+                    if decision.scope == "session_prefix" and decision.prefix:
+                        self.config.permission_rules.allow_prefix(decision.prefix)
+                    elif decision.scope == "session_tool":
+                        self.config.permission_rules.allow_tool(call.name)
                 if not decision.allow:
                     text = denial_message(call.name, tool.capability, self.config.permission_mode, headless=False)
                     if decision.reason.strip():

@@ -68,6 +68,7 @@ class AgentSession:
         self.git: "GitSnapshot | None" = None
         self._plans: "PlanController | None" = None  # Plan mode state, created on first use
         self._prepare_lock = threading.Lock()
+        self._permission_rules = None  # agent/permission_rules.PermissionRules, created on first use
 
     # ---------------------------------------------------------------------------------- facts
     @property
@@ -162,6 +163,7 @@ class AgentSession:
             send_reasoning_back=self.model.startswith("deepseek/"),
             retry=RetryPolicy(max_retries=s.max_retries),
             compaction=s.compaction,
+            permission_rules=self.permission_rules,
         )
         first = self._journal is None or not self._journal.locked
         journal = self.journal
@@ -184,6 +186,24 @@ class AgentSession:
         # The active plan survives compaction verbatim (pinned by code, not by the summariser).
         agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None
         return agent
+
+    @property
+    def permission_rules(self):
+        """The ``[permissions]`` allow/deny rules plus this session's "allow for this session"
+        answers (agent/permission_rules.PermissionRules); kept when the model changes."""
+        if self._permission_rules is None:
+            from .permission_rules import PermissionRules
+
+            self._permission_rules = PermissionRules.from_settings(self.settings)
+        return self._permission_rules
+
+    def set_permission_mode(self, mode: "PermissionMode | str") -> PermissionMode:
+        """Switch the permission mode now (the running loop's config and the settings) and return it."""
+        mode = PermissionMode(mode)
+        self.settings.permission_mode = mode
+        if self.agent is not None:
+            self.agent.config.permission_mode = mode
+        return mode
 
     # ------------------------------------------------------------------- journal, undo, watch
     @property

@@ -281,11 +281,11 @@ def test_continue_and_resume_together_is_a_usage_error(tmp_path, capsys):
     assert code == 2 and "either --continue or --resume" in err
 
 
-def test_tui_resume_without_id_means_latest_for_now(tmp_path):
+def test_tui_resume_without_id_opens_the_picker(tmp_path):
     from tui.cli import _resume_target, build_parser
 
     args = build_parser().parse_args(["--resume"])
-    assert _resume_target(args, tmp_path) == ("latest", None)
+    assert _resume_target(args, tmp_path) == (None, None)  # the TUI opens its session picker
     args = build_parser().parse_args(["--resume", "20260101-000000-abcdef"])
     assert _resume_target(args, tmp_path) == ("20260101-000000-abcdef", None)
     assert _resume_target(build_parser().parse_args(["--continue"]), tmp_path) == ("latest", None)

@@ -1,0 +1,634 @@
+"""Allow/deny rules for tool calls, and a small parser of bash command lines (DESIGN.md 6).
+
+A rule is a string. For the ``bash`` tool it is a command prefix in words: ``pytest`` matches
+``pytest`` and ``pytest -q tests/x.py`` but not ``pytestx``; ``git push`` matches ``git push
+origin main``. ``tool:NAME`` names a whole tool (``tool:bash`` is every command); for the other
+tools a bare tool name (``edit``, ``write``) works too.
+
+A command line is split into its simple commands (``parse_command_line``): on ``;``, ``&&``,
+``||``, ``|``, ``|&``, ``&``, newlines and parentheses, and the commands inside ``$( … )`` and
+backticks count too. Redirections (``>``, ``>>``, ``<``, ``2>&1``, ``&>``) belong to their
+command; a write redirect to a file other than ``/dev/null`` is risky and keeps the command from
+matching an allow rule. Quoting follows ``shlex`` in POSIX mode. Here-documents, process
+substitution, ``eval`` and unbalanced quotes or parentheses make the line *unparsable*: no allow
+rule matches it (the user is asked), deny rules are still checked on a rough split.
+
+``PermissionRules.check`` applies the rules: a deny rule that matches ANY simple command denies
+(the error names the rule); an allow rule set allows a bash line only when EVERY simple command
+matches some allow rule. The caller applies deny > allow > the mode gate; "allow for this
+session" answers add to the same object (``allow_tool``, ``allow_prefix``).
+
+``risky_spans(line)`` returns the character spans the permission prompt highlights (``rm``,
+``sudo``, ``curl | sh``, write redirects, ``git push``, ``chmod``, ``dd``, ``mkfs``...).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal
+
+#: Tools whose calls are command lines (rules are command prefixes for them).
+COMMAND_TOOLS = frozenset({"bash"})
+
+#: Leading words that run the rest of the line as a command (stripped before deny matching).
+_WRAPPERS = frozenset({"sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "xargs", "builtin"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node"})
+_DOWNLOADERS = frozenset({"curl", "wget"})
+
+
+class _Unparsable(Exception):
+    """Raised by the scanner with a short reason."""
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One redirection of a simple command: ``op`` (``>``, ``>>``, ``<``, ``>&``, ``&>``...),
+    ``target`` (the file or fd), its span ``start:end`` in the line, and ``writes`` (True when it
+    writes to a file other than ``/dev/null`` or an fd)."""
+
+    op: str
+    target: str
+    start: int
+    end: int
+    writes: bool
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """One simple command: its ``words`` (quotes removed, redirections left out, a command
+    substitution shown as ``$(…)``), its ``text`` and span ``start:end`` in the line, its
+    ``redirects``, ``nested`` (inside ``$()`` or backticks) and ``piped_from`` (the first word of
+    the command whose output it reads through ``|``, or "")."""
+
+    text: str
+    words: tuple[str, ...]
+    start: int
+    end: int
+    redirects: tuple[Redirect, ...] = ()
+    nested: bool = False
+    piped_from: str = ""
+
+    @property
+    def writes_file(self) -> bool:
+        """True when a redirection writes to a file."""
+        return any(r.writes for r in self.redirects)
+
+
+@dataclass(frozen=True)
+class ParsedLine:
+    """A parsed command line: its simple ``commands`` in order, or ``unparsable`` (a reason)."""
+
+    line: str
+    commands: tuple[SimpleCommand, ...] = ()
+    unparsable: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the line was parsed."""
+        return not self.unparsable
+
+
+@dataclass(frozen=True)
+class RiskSpan:
+    """A risky part of a command line: ``line[start:end]`` and why (``reason``)."""
+
+    start: int
+    end: int
+    reason: str
+
+
+# ------------------------------------------------------------------------------------- scanner
+@dataclass
+class _Segment:
+    start: int
+    end: int = -1
+    redirects: list[Redirect] = field(default_factory=list)
+    subs: list[tuple[int, int]] = field(default_factory=list)  # spans replaced by "$(…)" in words
+    inner: list[tuple[int, int]] = field(default_factory=list)  # inner command text spans
+    comments: list[tuple[int, int]] = field(default_factory=list)  # '# ...' spans, dropped from words
+    piped: bool = False  # preceded by a pipe
+
+
+class _Scanner:
+    """Splits ``line[lo:hi]`` into segments; records redirections and substitutions."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    def scan(self, lo: int, hi: int) -> list[_Segment]:
+        line = self.line
+        segments: list[_Segment] = []
+        seg = _Segment(lo)
+        depth = 0
+        i = lo
+        word_start = True  # at the start of a word (for '#', fds of redirects)
+
+        def close(at: int, piped_next: bool = False) -> None:
+            nonlocal seg
+            seg.end = at
+            segments.append(seg)
+            seg = _Segment(at, piped=piped_next)
+
+        while i < hi:
+            c = line[i]
+            if c == "\\":
+                i += 2
+                word_start = False
+                continue
+            if c == "'":
+                j = line.find("'", i + 1, hi)
+                if j < 0:
+                    raise _Unparsable("an unbalanced single quote")
+                i = j + 1
+                word_start = False
+                continue
+            if c == '"':
+                i = self._double_quoted(i, hi, seg)
+                word_start = False
+                continue
+            if c == "`":
+                j = self._backtick_end(i, hi)
+                seg.subs.append((i, j + 1))
+                seg.inner.append((i + 1, j))
+                i = j + 1
+                word_start = False
+                continue
+            if c == "$" and line.startswith("$((", i):
+                j = self._paren_end(i + 2, hi)  # arithmetic: no commands inside
+                i = j + 1
+                word_start = False
+                continue
+            if c == "$" and line.startswith("$(", i):
+                j = self._paren_end(i + 1, hi)
+                seg.subs.append((i, j + 1))
+                seg.inner.append((i + 2, j))
+                i = j + 1
+                word_start = False
+                continue
+            if c == "#" and word_start:
+                j = line.find("\n", i, hi)
+                seg.comments.append((i, hi if j < 0 else j))
+                i = hi if j < 0 else j
+                continue
+            if c in "<>" and line.startswith("(", i + 1):
+                raise _Unparsable("process substitution")
+            if c in "<>" or (c == "&" and line.startswith(">", i + 1)):
+                i = self._redirect(i, hi, seg)
+                word_start = True
+                continue
+            if c in "0123456789" and word_start:
+                j = i
+                while j < hi and line[j].isdigit():
+                    j += 1
+                if j < hi and line[j] in "<>":
+                    i = self._redirect(i, hi, seg)
+                    word_start = True
+                    continue
+            if c in ";\n":
+                close(i)
+                seg.start = i + 1
+                i += 1
+                word_start = True
+                continue
+            if c == "|":
+                step = 2 if line.startswith(("||",), i) else (2 if line.startswith("|&", i) else 1)
+                close(i, piped_next=not line.startswith("||", i))
+                seg.start = i + step
+                i += step
+                word_start = True
+                continue
+            if c == "&":
+                step = 2 if line.startswith("&&", i) else 1
+                close(i)
+                seg.start = i + step
+                i += step
+                word_start = True
+                continue
+            if c == "(":
+                depth += 1
+                close(i)
+                seg.start = i + 1
+                i += 1
+                word_start = True
+                continue
+            if c == ")":
+                depth -= 1
+                if depth < 0:
+                    raise _Unparsable("an unbalanced ')'")
+                close(i)
+                seg.start = i + 1
+                i += 1
+                word_start = True
+                continue
+            word_start = c.isspace()
+            i += 1
+        if depth:
+            raise _Unparsable("an unbalanced '('")
+        close(hi)
+        return segments
+
+    def _double_quoted(self, i: int, hi: int, seg: _Segment) -> int:
+        """Skip a double-quoted string starting at ``i``; record substitutions inside it."""
+        line = self.line
+        i += 1
+        while i < hi:
+            c = line[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                return i + 1
+            if c == "`":
+                j = self._backtick_end(i, hi)
+                seg.subs.append((i, j + 1))
+                seg.inner.append((i + 1, j))
+                i = j + 1
+                continue
+            if c == "$" and line.startswith("$((", i):
+                i = self._paren_end(i + 2, hi) + 1
+                continue
+            if c == "$" and line.startswith("$(", i):
+                j = self._paren_end(i + 1, hi)
+                seg.subs.append((i, j + 1))
+                seg.inner.append((i + 2, j))
+                i = j + 1
+                continue
+            i += 1
+        raise _Unparsable("an unbalanced double quote")
+
+    def _backtick_end(self, i: int, hi: int) -> int:
+        j = i + 1
+        while j < hi:
+            if self.line[j] == "\\":
+                j += 2
+                continue
+            if self.line[j] == "`":
+                return j
+            j += 1
+        raise _Unparsable("an unbalanced backtick")
+
+    def _paren_end(self, i: int, hi: int) -> int:
+        """Index of the ``)`` closing the ``(`` at ``i`` (quotes and nesting respected)."""
+        line = self.line
+        depth = 0
+        j = i
+        while j < hi:
+            c = line[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == "'":
+                k = line.find("'", j + 1, hi)
+                if k < 0:
+                    raise _Unparsable("an unbalanced single quote")
+                j = k + 1
+                continue
+            if c == '"':
+                j = self._double_quoted(j, hi, _Segment(j))
+                continue
+            if c == "`":
+                j = self._backtick_end(j, hi) + 1
+                continue
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    return j
+            j += 1
+        raise _Unparsable("an unbalanced '$('")
+
+    def _redirect(self, i: int, hi: int, seg: _Segment) -> int:
+        """Parse a redirection starting at ``i`` (optional fd digits first); return the index after it."""
+        line = self.line
+        start = i
+        while i < hi and line[i].isdigit():
+            i += 1
+        match = re.compile(r"&>>|&>|>>|>&|>\||<<<|<<|<>|<&|>|<").match(line, i, hi)
+        if match is None:  # pragma: no cover - callers check for < or > or &>
+            raise _Unparsable("a redirection")
+        op = match.group(0)
+        if op == "<<":
+            raise _Unparsable("a here-document")
+        i = match.end()
+        while i < hi and line[i] in " \t":
+            i += 1
+        target_start = i
+        while i < hi and not line[i].isspace() and line[i] not in ";|&<>()":
+            c = line[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "'":
+                k = line.find("'", i + 1, hi)
+                if k < 0:
+                    raise _Unparsable("an unbalanced single quote")
+                i = k + 1
+                continue
+            if c == '"':
+                i = self._double_quoted(i, hi, seg)
+                continue
+            if c == "$" and line.startswith("$(", i):
+                raise _Unparsable("a command substitution in a redirection target")
+            if c == "`":
+                raise _Unparsable("a command substitution in a redirection target")
+            i += 1
+        raw_target = line[target_start:min(i, hi)]
+        if not raw_target:
+            raise _Unparsable(f"a redirection '{op}' without a target")
+        try:
+            target = " ".join(shlex.split(raw_target))
+        except ValueError:
+            raise _Unparsable("a redirection target") from None
+        fd_target = op in (">&", "<&") or (op in (">", "<") and target.startswith("&"))
+        writes = (op not in ("<", "<<<", "<&") and not fd_target and target != "/dev/null"
+                  and not (op == ">&" and target.isdigit()))
+        seg.redirects.append(Redirect(op=op, target=target, start=start, end=min(i, hi), writes=writes))
+        return i
+
+
+def _words(line: str, seg: _Segment) -> tuple[str, ...]:
+    """The words of a segment, with redirections removed and substitutions as ``$(…)``."""
+    cuts = sorted([(r.start, r.end, " ") for r in seg.redirects] + [(s, e, "$(…)") for s, e in seg.subs]
+                  + [(s, e, " ") for s, e in seg.comments])
+    parts = []
+    pos = seg.start
+    for start, end, replacement in cuts:
+        if start < pos:
+            continue
+        parts.append(line[pos:start])
+        parts.append(replacement)
+        pos = end
+    parts.append(line[pos:seg.end])
+    text = "".join(parts)
+    try:
+        return tuple(shlex.split(text, comments=False, posix=True))
+    except ValueError as exc:
+        raise _Unparsable(f"quoting ({exc})") from None
+
+
+def _parse_range(scanner: _Scanner, lo: int, hi: int, nested: bool, out: list[SimpleCommand]) -> None:
+    line = scanner.line
+    previous_first = ""
+    for seg in scanner.scan(lo, hi):
+        words = _words(line, seg)
+        start, end = seg.start, seg.end
+        while start < end and line[start].isspace():
+            start += 1
+        while end > start and line[end - 1].isspace():
+            end -= 1
+        if words or seg.redirects:
+            if words and words[0] == "eval":
+                raise _Unparsable("eval")
+            if words and words[0] in ("{", "}"):
+                words = words[1:]
+            if words and words[-1] == "}":
+                words = words[:-1]
+            out.append(SimpleCommand(text=line[start:end], words=words, start=start, end=end,
+                                     redirects=tuple(seg.redirects), nested=nested,
+                                     piped_from=previous_first if seg.piped else ""))
+        previous_first = words[0] if words else ""
+        for inner_lo, inner_hi in seg.inner:
+            _parse_range(scanner, inner_lo, inner_hi, True, out)
+
+
+def parse_command_line(line: str) -> ParsedLine:
+    """Split a bash command line into its simple commands (see the module docstring)."""
+    out: list[SimpleCommand] = []
+    try:
+        _parse_range(_Scanner(line), 0, len(line), False, out)
+    except _Unparsable as exc:
+        return ParsedLine(line=line, unparsable=str(exc))
+    return ParsedLine(line=line, commands=tuple(out))
+
+
+def _rough_commands(line: str) -> list[tuple[str, ...]]:
+    """Best-effort word lists of an unparsable line (for deny rules only)."""
+    out = []
+    for part in re.split(r"[;&|\n`()]+|\$\(", line):
+        try:
+            words = tuple(shlex.split(part))
+        except ValueError:
+            words = tuple(part.replace('"', " ").replace("'", " ").split())
+        if words:
+            out.append(words)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- risk
+def _strip_wrappers(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Drop leading ``VAR=value`` assignments and wrappers (``sudo``, ``env``, ``xargs``...)."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if _ASSIGNMENT.match(word):
+            i += 1
+        elif word in _WRAPPERS:
+            i += 1
+            while i < len(words) and words[i].startswith("-"):  # wrapper options (sudo -u x: rough)
+                i += 1
+        elif word == "timeout" and i + 1 < len(words):
+            i += 2
+        else:
+            break
+    return words[i:]
+
+
+def command_risk(command: SimpleCommand) -> str:
+    """Why a simple command is risky, or "" (used for highlighting, not for deciding)."""
+    words = command.words
+    if words and words[0] in ("sudo", "doas", "su"):
+        return f"runs as another user ({words[0]})"
+    core = _strip_wrappers(words)
+    if not core:
+        return ""
+    name = core[0].rsplit("/", 1)[-1]
+    rest = core[1:]
+    if name in ("rm", "rmdir", "shred", "unlink", "truncate"):
+        return "deletes files"
+    if name == "dd" or name.startswith("mkfs") or name in ("fdisk", "parted", "wipefs"):
+        return "writes to disks"
+    if name in ("chmod", "chown", "chgrp", "chattr"):
+        return "changes permissions"
+    if name in ("kill", "killall", "pkill", "shutdown", "reboot", "halt", "poweroff"):
+        return "stops processes or the machine"
+    if name == "find" and any(w in ("-delete", "-exec", "-execdir") for w in rest):
+        return "find that deletes or runs commands"
+    if name == "git" and rest:
+        sub = rest[0]
+        if sub == "push":
+            return "pushes to a remote"
+        if sub == "reset" and "--hard" in rest:
+            return "discards changes"
+        if sub in ("clean", "filter-branch") or (sub == "checkout" and "--" in rest) or sub == "restore":
+            return "discards changes"
+        if sub == "branch" and any(w in ("-D", "--delete", "-d") for w in rest):
+            return "deletes a branch"
+    if name in _SHELLS and command.piped_from in _DOWNLOADERS:
+        return "runs downloaded code"
+    if name in ("mv", "cp") and any(w in ("-f", "--force") for w in rest):
+        return "overwrites files"
+    if name in ("npm", "pnpm", "yarn", "cargo") and rest[:1] == ("publish",):
+        return "publishes a package"
+    return ""
+
+
+def risky_spans(line: str) -> list[RiskSpan]:
+    """The risky parts of ``line`` for the prompt: whole risky simple commands and write
+    redirections, in order, non-overlapping. An unparsable line gives one span over all of it."""
+    parsed = parse_command_line(line)
+    if not parsed.ok:
+        return [RiskSpan(0, len(line), f"cannot be parsed ({parsed.unparsable})")] if line else []
+    spans: list[RiskSpan] = []
+    for command in parsed.commands:
+        reason = command_risk(command)
+        if reason:
+            spans.append(RiskSpan(command.start, command.end, reason))
+        for redirect in command.redirects:
+            if redirect.writes:
+                spans.append(RiskSpan(redirect.start, redirect.end, f"writes to {redirect.target}"))
+    spans.sort(key=lambda s: (s.start, -s.end))
+    merged: list[RiskSpan] = []
+    for span in spans:
+        if merged and span.start < merged[-1].end:
+            continue  # inside a span already highlighted
+        merged.append(span)
+    return merged
+
+
+# ---------------------------------------------------------------------------------------- rules
+def _rule_words(rule: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(rule))
+    except ValueError:
+        return tuple(rule.split())
+
+
+def _prefix_match(words: tuple[str, ...], rule: tuple[str, ...]) -> bool:
+    return bool(rule) and words[:len(rule)] == rule
+
+
+def command_prefix(command_line: str, words: int = 2) -> str:
+    """A suggested prefix rule for ``command_line``: its first command's first word, plus the
+    second when it is a subcommand (not an option or a path), e.g. ``git status``, ``pytest``."""
+    parsed = parse_command_line(command_line)
+    if parsed.ok:
+        first = parsed.commands[0].words if parsed.commands else ()
+    else:
+        rough = _rough_commands(command_line)
+        first = rough[0] if rough else ()
+    out = list(first[:1])
+    if words > 1 and len(first) > 1 and re.fullmatch(r"[A-Za-z][\w:-]*", first[1]):
+        out.append(first[1])
+    return shlex.join(out) if out else ""
+
+
+Verdict = Literal["allow", "deny", "none"]
+
+
+@dataclass(frozen=True)
+class RuleDecision:
+    """What the rules say about one call: ``verdict`` (allow, deny, none = no rule decides),
+    the ``rule`` that decided and, for a denial, the error ``message`` for the model."""
+
+    verdict: Verdict
+    rule: str = ""
+    message: str = ""
+
+
+class PermissionRules:
+    """Allow/deny rules for tool calls (see the module docstring). ``allow`` and ``deny`` are
+    rule strings; the session's "allow for this session" answers are added with ``allow_tool``
+    and ``allow_prefix``. Thread-safe (the UI adds while the loop checks)."""
+
+    def __init__(self, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self.allow: list[str] = [r.strip() for r in allow if r and r.strip()]
+        self.deny: list[str] = [r.strip() for r in deny if r and r.strip()]
+        self.session_tools: set[str] = set()
+        self.session_prefixes: list[str] = []
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "PermissionRules":
+        """Build the rules of a ``Settings`` (its ``permissions`` section; none when absent)."""
+        section = getattr(settings, "permissions", None)
+        return cls(getattr(section, "allow", ()) or (), getattr(section, "deny", ()) or ())
+
+    # -- session answers --------------------------------------------------------------------
+    def allow_tool(self, tool_name: str) -> None:
+        """Allow every later call of ``tool_name`` in this session (deny rules still win)."""
+        with self._lock:
+            self.session_tools.add(tool_name)
+
+    def allow_prefix(self, prefix: str) -> None:
+        """Allow later bash lines whose every command starts with ``prefix`` (in words)."""
+        prefix = prefix.strip()
+        if prefix:
+            with self._lock:
+                if prefix not in self.session_prefixes:
+                    self.session_prefixes.append(prefix)
+
+    # -- checking ---------------------------------------------------------------------------
+    def check(self, tool_name: str, arguments: Any) -> RuleDecision:
+        """Apply the rules to one call (``arguments`` the decoded JSON): deny > allow > none."""
+        with self._lock:
+            allow = list(self.allow) + list(self.session_prefixes)
+            deny = list(self.deny)
+            tools = set(self.session_tools)
+        tool_rules = {r[5:] for r in allow if r.startswith("tool:")} | tools
+        tool_denies = {r[5:] for r in deny if r.startswith("tool:")}
+        if tool_name not in COMMAND_TOOLS:
+            tool_rules |= set(allow)
+            tool_denies |= set(deny)
+        if tool_name in tool_denies:
+            return RuleDecision("deny", tool_name, f"Permission denied by the deny rule '{tool_name}' "
+                                                   f"in the [permissions] config: {tool_name} may not run.")
+        command = arguments.get("command") if isinstance(arguments, dict) else None
+        if tool_name in COMMAND_TOOLS and isinstance(command, str):
+            denied = self._denied_by(command, [r for r in deny if not r.startswith("tool:")])
+            if denied:
+                return RuleDecision("deny", denied, (
+                    f"Permission denied by the deny rule '{denied}' in the [permissions] config: the command "
+                    f"line contains a command that starts with '{denied}'. Do not retry it; ask the user "
+                    f"or do it another way."))
+        if tool_name in tool_rules:
+            return RuleDecision("allow", f"tool:{tool_name}" if tool_name in COMMAND_TOOLS else tool_name)
+        if tool_name in COMMAND_TOOLS and isinstance(command, str):
+            rule = self._allowed_by(command, [r for r in allow if not r.startswith("tool:")])
+            if rule:
+                return RuleDecision("allow", rule)
+        return RuleDecision("none")
+
+    @staticmethod
+    def _denied_by(command_line: str, rules: list[str]) -> str:
+        if not rules:
+            return ""
+        parsed = parse_command_line(command_line)
+        word_lists = ([c.words for c in parsed.commands] if parsed.ok else _rough_commands(command_line))
+        for words in word_lists:
+            for candidate in {words, _strip_wrappers(words)}:
+                for rule in rules:
+                    if _prefix_match(candidate, _rule_words(rule)):
+                        return rule
+        return ""
+
+    @staticmethod
+    def _allowed_by(command_line: str, rules: list[str]) -> str:
+        if not rules:
+            return ""
+        parsed = parse_command_line(command_line)
+        if not parsed.ok or not parsed.commands:
+            return ""
+        used = []
+        for command in parsed.commands:
+            if command.writes_file or not command.words:
+                return ""
+            match = next((r for r in rules if _prefix_match(command.words, _rule_words(r))), "")
+            if not match:
+                return ""
+            used.append(match)
+        return ", ".join(dict.fromkeys(used))
