@@ -45,7 +45,8 @@ class OpenCLIApp(App):
 
     Args: ``session`` (an ``agent.runtime.AgentSession``), ``notices`` (lines shown at start),
     ``watch_themes`` (reload theme files live; tests turn it off), ``duration_format`` (seconds ->
-    text for tool blocks; snapshot tests freeze it), ``themes_dir`` (where theme files live).
+    text for tool blocks; snapshot tests freeze it), ``themes_dir`` (where theme files live),
+    ``start_in_plan_mode`` (``--plan``: start in Plan mode; see ``plan_mode``).
     """
 
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses elsewhere work too
@@ -59,11 +60,15 @@ class OpenCLIApp(App):
         Binding("ctrl+o", "toggle_last_tool", "Expand tool", show=False),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
         Binding("f1", "help", "Help", show=False),
+        Binding("f2", "context_breakdown", "Context", show=False),
+        Binding("shift+tab", "toggle_plan_mode", "Plan/Act", show=False, priority=True),
+        Binding("ctrl+g", "hide_plan_hint", "Hide hint", show=False),
+        Binding("ctrl+r", "cycle_permission_mode", "Permission mode", show=False),
     ]
 
     def __init__(self, session: Any, notices: list[str] | None = None, *, watch_themes: bool = True,
                  duration_format: Callable[[float], str] | None = None,
-                 themes_dir: Path = THEMES_DIR, **kwargs: Any) -> None:
+                 themes_dir: Path = THEMES_DIR, start_in_plan_mode: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session = session
         self.notices = list(notices or [])
@@ -74,6 +79,13 @@ class OpenCLIApp(App):
         self.handler: EventHandler | None = None
         self.queued: list[str] = []
         self._last_ctrl_c = 0.0
+        from .plan_mode import PlanModeController
+
+        self.plan_mode = PlanModeController(self, active=start_in_plan_mode)  # Plan/Act (Shift+Tab)
+        # Themes are registered and chosen before the first stylesheet pass (setting the theme
+        # after mount re-parses and re-applies all CSS: ~30 ms more before the first paint).
+        self._theme_notes: list[dict[str, Any]] = []
+        self._load_themes(first=True)
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -92,16 +104,23 @@ class OpenCLIApp(App):
         status = self.main_screen.query_one(StatusBar)
         self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,
                                     sidebar=self.main_screen.query_one(Sidebar))
-        self._load_themes(first=True)
+        for note in self._theme_notes:  # from _load_themes(first=True) in __init__
+            self.notify(**note)
+        self._theme_notes.clear()
         status.model = self.session.model
         status.embedded = self.is_embedded
         status.permission_mode = _mode_text(getattr(self.session.settings, "permission_mode", "ask"))
+        status.mode = self.plan_mode.mode
         workspace = getattr(self.session, "workspace", None)
         await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
         for line in self._startup_notices():
             await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
         self.main_screen.query_one(PromptInput).focus()
         self.call_after_refresh(self.runner.prepare)
+        if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id
+            from .session_commands import open_picker
+
+            self.call_after_refresh(open_picker, self)
         if self.watch_themes:
             self.watch_theme_files()
 
@@ -129,17 +148,23 @@ class OpenCLIApp(App):
         themes, problems = load_themes(self.themes_dir)
         for theme in themes:
             self.register_theme(theme)
-        for problem in problems:
-            self.notify(problem, title="Theme file skipped", severity="warning", timeout=8)
+        notes = [dict(message=problem, title="Theme file skipped", severity="warning", timeout=8)
+                 for problem in problems]
         if first:
             wanted = str(getattr(self.session.settings, "theme", DEFAULT_DARK) or DEFAULT_DARK)
             if wanted not in self.available_themes:
                 if wanted != DEFAULT_DARK:
-                    self.notify(f"Unknown theme {wanted!r}; using {DEFAULT_DARK}.", severity="warning")
+                    notes.append(dict(message=f"Unknown theme {wanted!r}; using {DEFAULT_DARK}.",
+                                      severity="warning"))
                 wanted = DEFAULT_DARK if DEFAULT_DARK in self.available_themes else "textual-dark"
             self.theme = wanted
         else:
             self.refresh_css(animate=False)
+        if first:  # called from __init__: notified in on_mount
+            self._theme_notes.extend(notes)
+        else:
+            for note in notes:
+                self.notify(**note)
 
     @work(exclusive=True, group="theme-watch")
     async def watch_theme_files(self) -> None:
@@ -166,6 +191,8 @@ class OpenCLIApp(App):
         command = parse_command(text)
         if command is not None:
             await run_command(self, *command)
+            return
+        if await self.plan_mode.on_prompt(unescape_prompt(text)):  # Plan mode plans it
             return
         await self.send_prompt(unescape_prompt(text))
 
@@ -203,6 +230,7 @@ class OpenCLIApp(App):
             self.handler.tools.clear()
         self.runner.turn_ended()
         self.main_screen.query_one(StatusBar).activity = ""
+        await self.plan_mode.turn_ended(message)  # a planning pass ended: open the plan screen
         if self.queued:
             await self.send_prompt(self.queued.pop(0))
 
@@ -220,6 +248,9 @@ class OpenCLIApp(App):
         status.context_window = message.context_window
         status.prepared = True
         self.main_screen.query_one(Sidebar).set_git(getattr(self.session, "git", None))
+        from .session_commands import start_watching
+
+        start_watching(self)  # external changes and git state refresh the sidebar
         if message.error:
             self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
 
@@ -253,6 +284,12 @@ class OpenCLIApp(App):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(command_rows()))
 
+    def action_context_breakdown(self) -> None:
+        """F2: show what fills the context window (tui/context_ui.py)."""
+        from .context_ui import open_breakdown
+
+        open_breakdown(self)
+
     async def action_cancel_turn(self) -> None:
         """Esc: cancel the running turn (a second Esc while it stops just says so)."""
         if self.runner.cancelling:
@@ -282,11 +319,37 @@ class OpenCLIApp(App):
     def on_unmount(self) -> None:
         # Thread workers cannot be killed: stop the turn so the process can exit promptly.
         self.runner.cancel()
+        from .session_commands import stop_watching
+
+        stop_watching(self)
+
+    def action_cycle_permission_mode(self) -> None:
+        """Ctrl+R: next permission mode (ask, auto-edit, full-auto, read-only), effective at once."""
+        from .session_commands import cycle_permission_mode
+
+        cycle_permission_mode(self)
+
+    def on_watch_event(self, message: Any) -> None:
+        """The file watcher saw a change (tui/session_commands.WatchEvent): refresh the sidebar."""
+        from .session_commands import on_watch_event
+
+        on_watch_event(self, message)
 
     async def action_quit(self) -> None:
         """Quit, cancelling a running turn first so its worker ends quickly."""
         self.runner.cancel()
         self.exit()
+
+    def action_toggle_plan_mode(self) -> None:
+        """Shift+Tab: switch Plan / Act mode (on another screen: focus the previous widget)."""
+        if self.screen is not self.main_screen:
+            self.screen.focus_previous()
+            return
+        self.plan_mode.toggle()
+
+    def action_hide_plan_hint(self) -> None:
+        """Ctrl+G: hide the suggestion to use Plan mode."""
+        self.plan_mode.hide_hint()
 
     def action_toggle_sidebar(self) -> None:
         """Show or hide the sidebar."""

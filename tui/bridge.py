@@ -16,6 +16,7 @@ Messages posted to the app:
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
@@ -32,6 +33,31 @@ if TYPE_CHECKING:
 FLUSH_INTERVAL_S = 0.04
 
 
+_saved_gc_threshold: tuple[int, int, int] | None = None
+
+
+def _pause_full_gc() -> None:
+    """No automatic full (generation 2) garbage collection while a turn runs.
+
+    A full collection scans every live object (a long conversation's widgets and render caches:
+    hundreds of thousands); it stops the event loop for 0.3-0.7 s, a visible freeze of a streaming
+    reply. Young generations are still collected. ``_resume_full_gc`` restores the thresholds and
+    collects once, when the turn is over."""
+    global _saved_gc_threshold
+    if _saved_gc_threshold is None:
+        _saved_gc_threshold = gc.get_threshold()
+        gc.set_threshold(_saved_gc_threshold[0], _saved_gc_threshold[1], 1_000_000)
+
+
+def _resume_full_gc() -> None:
+    """Undo ``_pause_full_gc`` (no-op when not paused) and run the deferred full collection."""
+    global _saved_gc_threshold
+    if _saved_gc_threshold is not None:
+        gc.set_threshold(*_saved_gc_threshold)
+        _saved_gc_threshold = None
+        gc.collect()
+
+
 class AgentEventMessage(Message):
     """Carries one agent event from the worker thread to the UI."""
 
@@ -44,10 +70,11 @@ class TurnEnded(Message):
     """The turn worker returned. ``result`` is the ``TurnFinished`` or None; ``error`` is one line
     when ``run_turn`` raised (a bug in the core; the UI still recovers)."""
 
-    def __init__(self, result: TurnFinished | None, error: str | None = None) -> None:
+    def __init__(self, result: TurnFinished | None, error: str | None = None, value: Any = None) -> None:
         super().__init__()
         self.result = result
         self.error = error
+        self.value = value  # what a custom ``run`` returned (e.g. a PlanResult); None otherwise
 
 
 class SessionPrepared(Message):
@@ -158,6 +185,7 @@ class AgentRunner:
     def turn_ended(self) -> None:
         """Mark the turn over; the UI calls this when it handles ``TurnEnded``."""
         self._busy = False
+        _resume_full_gc()
 
     @property
     def cancelling(self) -> bool:
@@ -191,6 +219,10 @@ class AgentRunner:
             with self._op_lock:  # operations run one at a time, in order of arrival
                 operation()
                 self.session.prepare()  # idempotent; builds what set_model/clear dropped
+            # prepare() imports litellm: ~800k long-lived objects that every full garbage
+            # collection would scan again (a 0.4-0.7 s freeze of the UI every few seconds while a
+            # reply streams). Move them out of the collector's sight.
+            gc.freeze()
         except Exception as exc:  # noqa: BLE001 - shown to the user, the app keeps running
             error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -201,32 +233,68 @@ class AgentRunner:
         self.app.post_message(SessionPrepared(getattr(self.session, "context_window", None), error))
 
     # -- turns -------------------------------------------------------------------------------
-    def start_turn(self, prompt: str) -> bool:
-        """Start a turn in a thread worker. Returns False (and does nothing) if one is running."""
+    def start_turn(self, prompt: str, run: Callable[[Callable[[Any], None], threading.Event], Any] | None = None) -> bool:
+        """Start a turn in a thread worker. Returns False (and does nothing) if one is running.
+
+        ``run(emit, cancel)``, when given, replaces ``session.run_turn(prompt, ...)`` (Plan mode's
+        planning pass and plan execution); its return value goes out as ``TurnEnded.value`` and
+        its ``.turn`` (or itself) as ``TurnEnded.result``.
+        """
         if self.running:
             return False
         cancel = self.cancel_event = threading.Event()
         self._busy = True
+        _pause_full_gc()
         self._turn_worker = self.app.run_worker(
-            lambda: self._turn_work(prompt, cancel), thread=True, name="agent-turn",
+            lambda: self._turn_work(prompt, cancel, run), thread=True, name="agent-turn",
             group="agent", exit_on_error=False)
         return True
 
-    def _turn_work(self, prompt: str, cancel: threading.Event) -> None:
+    def _turn_work(self, prompt: str, cancel: threading.Event, run: Callable[..., Any] | None = None) -> None:
         coalescer = DeltaCoalescer(self._post_event)
         coalescer.start()
         result: TurnFinished | None = None
+        error: str | None = None
+        value: Any = None
+        try:
+            while not self._prepared.wait(0.05):
+                if cancel.is_set():
+                    break
+            if run is None:
+                result = self.session.run_turn(prompt, coalescer.add, cancel)
+            else:
+                value = run(coalescer.add, cancel)
+                result = getattr(value, "turn", value)
+        except Exception as exc:  # noqa: BLE001 - a core bug must not kill the UI
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            coalescer.stop()
+        self.app.post_message(TurnEnded(result, error, value))
+
+    def start_job(self, job: Callable[[Any, threading.Event], Any], name: str = "agent-job") -> bool:
+        """Run ``job(emit, cancel)`` (e.g. ``/compact``: ``agent.compact``) in a thread worker like a
+        turn: prompts typed meanwhile are queued, Esc cancels it, its events reach the UI in order
+        and ``TurnEnded(None, error)`` follows. Returns False (and does nothing) if a turn runs."""
+        if self.running:
+            return False
+        cancel = self.cancel_event = threading.Event()
+        self._busy = True
+        _pause_full_gc()
+        self._turn_worker = self.app.run_worker(
+            lambda: self._job_work(job, cancel), thread=True, name=name, group="agent", exit_on_error=False)
+        return True
+
+    def _job_work(self, job: Callable[[Any, threading.Event], Any], cancel: threading.Event) -> None:
         error: str | None = None
         try:
             while not self._prepared.wait(0.05):
                 if cancel.is_set():
                     break
-            result = self.session.run_turn(prompt, coalescer.add, cancel)
+            if not cancel.is_set():
+                job(self._post_event, cancel)
         except Exception as exc:  # noqa: BLE001 - a core bug must not kill the UI
             error = f"{type(exc).__name__}: {exc}"
-        finally:
-            coalescer.stop()
-        self.app.post_message(TurnEnded(result, error))
+        self.app.post_message(TurnEnded(None, error))
 
     def _post_event(self, event: Any) -> None:
         if isinstance(event, PermissionRequest):

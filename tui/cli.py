@@ -5,8 +5,8 @@ turns, 4 stuck, 130 cancelled. Textual is imported only when the TUI starts, and
 when a model is first needed.
 
 Sessions: ``--continue`` resumes this project's latest session; ``--resume ID`` a given one (a
-unique id prefix works). ``--resume`` without an id resumes the latest in the TUI for now (a
-picker comes later); ``run --resume`` without an id lists recent sessions on stderr and exits 2,
+unique id prefix works). ``--resume`` without an id opens the TUI's session picker (a new session
+until one is chosen); ``run --resume`` without an id lists recent sessions on stderr and exits 2,
 so scripts always name the session (``run --resume ID "task"``; the id is in the ``session_id``
 field of ``turn_started`` / ``turn_finished``). An unknown id, no session to continue, or a
 session open in another instance exit 2.
@@ -84,7 +84,7 @@ def _resume_target(args: argparse.Namespace, workspace: Path) -> tuple[str | Non
     if args.resume != PICK:
         return args.resume, None
     if args.command != "run":
-        return "latest", None  # the TUI's session picker will take over here
+        return None, None  # the TUI opens its session picker (see main)
     from agent.resume import format_session_list, list_sessions
 
     recent = list_sessions(workspace, limit=10)
@@ -147,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .app import OpenCLIApp
 
     try:
-        app = OpenCLIApp(session=session, notices=notices)
+        app = OpenCLIApp(session=session, notices=notices, start_in_plan_mode=bool(args.plan))
+        app.pick_session_at_start = args.resume == PICK and not args.continue_
         app.run()
     finally:
         session.close()

@@ -31,6 +31,10 @@ COMMANDS: list[Command] = [
     Command("help", "/help", "keys and commands"),
     Command("clear", "/clear", "start a new conversation (clears the screen)"),
     Command("model", "/model NAME", "switch the model, e.g. /model anthropic/claude-sonnet-4-5"),
+    Command("plan", "/plan TASK", "plan TASK read-only, then review, edit and approve the plan"),
+    Command("compact", "/compact [FOCUS]", "compact the context now (FOCUS: what the summary must keep)"),
+    Command("undo", "/undo", "restore the files the last turn changed"),
+    Command("resume", "/resume [ID]", "resume a saved session of this project (a picker without ID)"),
     Command("quit", "/quit", "leave the app"),
 ]
 
@@ -71,10 +75,18 @@ async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
         await app.show_notice(f"Unknown command /{name}. Type /help for the list; start with // to send "
                               f"a message beginning with '/'.", kind="warning")
         return
-    if name == "help":
+    if name in ("undo", "resume"):
+        from . import session_commands
+
+        await (session_commands.undo(app) if name == "undo" else session_commands.resume(app, args))
+    elif name == "help":
         app.action_help()
     elif name == "quit":
         await app.action_quit()
+    elif name == "compact":
+        from .context_ui import run_compact  # context management UI
+
+        await run_compact(app, args)
     elif name == "clear":
         if app.runner.running:
             await app.show_notice("A turn is running: press Esc to stop it, then /clear.", kind="warning")
@@ -88,3 +100,5 @@ async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
             await app.show_notice("A turn is running: press Esc to stop it, then /model.", kind="warning")
             return
         await app.switch_model(args.split()[0])
+    elif name == "plan":
+        await app.plan_mode.plan_task(args)

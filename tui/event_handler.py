@@ -23,7 +23,7 @@ from agent.events import (
 from textual.widget import Widget
 
 from .widgets.blocks import (
-    AssistantBlock, ErrorBlock, NoticeBlock, PlanBlock, ReasoningBlock, ReminderMark, StopBlock,
+    AssistantBlock, ErrorBlock, NoticeBlock, ReasoningBlock, ReminderMark, StopBlock,
 )
 from .widgets.conversation import Conversation
 from .widgets.diff_view import diff_stats
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 #: An assistant block longer than this (characters) continues in a new block at the next
 #: paragraph break outside a code fence.
-SPLIT_AT_CHARS = 1500
+SPLIT_AT_CHARS = 1000
 #: Finished assistant blocks kept as live markdown widgets; older ones are flattened to one
 #: widget each (the layout of a long conversation then stays cheap).
 KEEP_LIVE_BLOCKS = 2
@@ -140,6 +140,7 @@ class EventHandler:
         self._finished.clear()
         if self.sidebar is not None:
             self.sidebar.reset_changes()
+            self.sidebar.set_plan(None)
 
     # -- streams -------------------------------------------------------------------------------
     async def end_assistant(self) -> None:
@@ -195,6 +196,10 @@ class EventHandler:
                 break
             await self.assistant.write(text[:cut])
             await self.end_assistant()
+            # While a long reply streams, the parts before the live one are drawn flat at once:
+            # every live markdown widget makes each layout pass (several a second) slower.
+            while self._finished:
+                await self._finished.pop(0).flatten()
             self._continuing = True
             text = text[cut:]
 
@@ -248,6 +253,7 @@ class EventHandler:
 
     async def _on_context_usage(self, event: ContextUsage) -> None:
         self.status.context_window = event.window_tokens
+        self.status.context_approximate = event.approximate
         self.status.used_tokens = event.used_tokens
 
     async def _on_turn_finished(self, event: TurnFinished) -> None:
@@ -306,8 +312,10 @@ class EventHandler:
         await self.app.push_screen(screen, resolve)
 
     async def _on_plan_updated(self, event: PlanUpdated) -> None:
-        await self.end_streams()
-        await self.conversation.add(PlanBlock(event.steps))
+        # Quiet: a proposed plan opens the plan screen after the pass; an approved one lives in the
+        # sidebar checklist (no conversation block).
+        if event.approved and self.sidebar is not None:
+            self.sidebar.set_plan(event)
 
     async def _on_reminder(self, event: ReminderInjected) -> None:
         """A small mark under the call whose result carries the reminder (the step's last call,
@@ -322,9 +330,8 @@ class EventHandler:
         self._reminder_anchor[id(block)] = mark
 
     async def _on_compaction(self, event: CompactionDone) -> None:
-        saved = event.tokens_before - event.tokens_after
-        await self.conversation.add(NoticeBlock(
-            f"Context compacted: {format_tokens(event.tokens_before)} -> {format_tokens(event.tokens_after)} "
-            f"tokens ({format_tokens(max(saved, 0))} saved; {event.summarized} summarised, "
-            f"{event.pruned} pruned, {event.aggregated} aggregated)"))
+        from .widgets.compaction_mark import CompactionMark  # opens the inspector (tui/context_ui.py)
+
+        await self.end_streams()
+        await self.conversation.add(CompactionMark(event))
 

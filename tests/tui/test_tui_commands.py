@@ -181,7 +181,7 @@ async def test_embedded_model_says_so_plainly(workspace, ui) -> None:
         await ui.wait_prepared(pilot, app)
         assert any("small local model for trying the app offline" in n.lower() for n in _notices(app))
         assert "small local model" in app.query_one(StatusBar).info_text().plain
-        assert "4.1k ctx" in app.query_one(StatusBar).info_text().plain
+        assert "4.1k ctx" in app.query_one(StatusBar).context_text()  # drawn by the ContextMeter
 
 
 class TestQuitAndInterrupt:

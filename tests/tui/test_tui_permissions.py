@@ -67,3 +67,81 @@ class TestPermissionPrompt:
             assert not isinstance(app.screen, PermissionScreen)
             assert app.handler.turn_finished.stop_reason == "cancelled"
         assert len(provider.requests) == 1
+
+
+EDIT_CALL = {"name": "edit", "arguments": {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}}
+
+
+def _bash(command: str) -> dict:
+    return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+class TestPermissionScopes:
+    async def test_allow_tool_for_the_session_is_not_asked_again(self, make_app, workspace, ui) -> None:
+        second = {"name": "write", "arguments": {"path": "more.txt", "content": "again\n"}}
+        app, provider = make_app([{"tool_calls": [WRITE_CALL]}, {"tool_calls": [second]}, {"content": "Both."}],
+                                 permission_mode="ask")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "write two files")
+            await _wait_modal(ui, pilot, app)
+            await pilot.press("t")
+            await ui.wait_turn(pilot, app)
+            assert [b.status for b in app.query(ToolBlock)] == ["ok", "ok"]
+        assert (workspace / "more.txt").read_text() == "again\n"
+        assert app.session.permission_rules.session_tools == {"write"}
+
+    async def test_allow_prefix_for_the_session(self, make_app, workspace, ui) -> None:
+        app, provider = make_app([_bash("echo one -x"), _bash("echo two && echo three"), _bash("touch made.txt"),
+                                  {"content": "done"}], permission_mode="ask")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "echo things")
+            screen = await _wait_modal(ui, pilot, app)
+            prefix = screen.query_one("#permission-prefix", Input)
+            assert prefix.value == "echo one"  # prefilled: first words; editable
+            prefix.value = "echo"
+            await pilot.press("p")
+            # "echo two && echo three" runs without asking; "touch" asks again.
+            screen = await _wait_modal(ui, pilot, app)
+            assert screen.command == "touch made.txt"
+            await pilot.press("n")
+            await ui.wait_turn(pilot, app)
+            statuses = [b.status for b in app.query(ToolBlock)]
+            assert statuses == ["ok", "ok", "error"]
+        assert app.session.permission_rules.session_prefixes == ["echo"]
+        assert not (workspace / "made.txt").exists()
+
+    async def test_risky_command_is_highlighted(self, make_app, ui) -> None:
+        app, provider = make_app([_bash("ls && rm -rf build"), {"content": "ok"}], permission_mode="ask")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "clean")
+            screen = await _wait_modal(ui, pilot, app)
+            risks = str(screen.query_one("#permission-risks").render())
+            assert "rm -rf build: deletes files" in risks
+            await pilot.press("escape")
+            await ui.wait_turn(pilot, app)
+
+    async def test_edit_shows_a_unified_diff_from_disk(self, make_app, workspace, ui) -> None:
+        from tui.widgets.diff_view import DiffView
+
+        app, provider = make_app([{"tool_calls": [EDIT_CALL]}, {"content": "Fixed."}], permission_mode="ask")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "fix add")
+            screen = await _wait_modal(ui, pilot, app)
+            diff = screen.query_one(".permission-change", DiffView).diff
+            assert "--- a/calc.py" in diff and "+++ b/calc.py" in diff
+            assert "-    return a - b" in diff and "+    return a + b" in diff
+            assert " def add(a, b):" in diff  # context from the file on disk
+            assert (workspace / "calc.py").read_text().endswith("return a - b\n")  # preview wrote nothing
+            await pilot.press("y")
+            await ui.wait_turn(pilot, app)
+        assert (workspace / "calc.py").read_text().endswith("return a + b\n")
+
+    async def test_config_deny_rule_refuses_without_asking(self, make_app, workspace, ui) -> None:
+        app, provider = make_app([_bash("echo hi; rm -rf build"), {"content": "ok"}], permission_mode="full-auto",
+                                 permissions={"deny": ["rm -rf"]})
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "clean")
+            await ui.wait_turn(pilot, app)
+            assert app.query_one(ToolBlock).status == "error"
+        tool_messages = [m for m in provider.requests[-1].messages if m["role"] == "tool"]
+        assert "deny rule 'rm -rf'" in tool_messages[-1]["content"]

@@ -24,8 +24,17 @@ KEYS: list[tuple[str, str]] = [
                     "q / Esc close"),
     ("c / s on a stop", "Continue / Stop after the step limit or a loop guard stopped the turn"),
     ("Ctrl+B", "show or hide the sidebar (git snapshot, changed files)"),
-    ("Tab / Shift+Tab", "move focus between the prompt and the blocks"),
+    ("Tab", "move focus between the prompt and the blocks"),
+    ("Shift+Tab", "switch Plan / Act mode (Plan: Enter plans the task read-only first)"),
+    ("Plan screen", "↑↓ select, Enter edit, a add, d delete, Alt+↑↓ / K J move, s skip, A approve, "
+                    "Ctrl+E editor, Esc cancel"),
+    ("Ctrl+G", "hide the suggestion to use Plan mode"),
     ("Ctrl+T", "switch between the dark and light theme"),
+    ("Ctrl+R", "next permission mode: ask → auto-edit → full-auto → read-only (status bar: perm)"),
+    ("Permission prompt", "y once, t this tool for the session, p bash prefix for the session, n deny "
+                          "(reason box text goes to the model), Esc deny"),
+    ("F2 / click the ctx meter", "context breakdown: what fills the context window"),
+    ("Enter / click ⟲ mark", "open the compaction inspector at that compaction"),
     ("F1", "this help"),
     ("Ctrl+Q", "quit"),
 ]

@@ -1,29 +1,44 @@
 """The permission prompt: one tool call waiting for the user's decision.
 
-``PermissionScreen(request)`` shows the tool, its capability, the arguments and the preview the
-loop computed (a diff for edits, the command for bash), as plain text. Keys: ``y`` allows once,
-``n`` denies (with the reason typed in the box, if any, which goes back to the model), Enter in
-the reason box denies with that reason, Esc denies without one. The screen dismisses with a
-``PermissionDecision``; the caller resolves the request's future with it.
+``PermissionScreen(request fields..., workspace=None)`` shows what the call will do:
+
+- ``edit`` / ``write``: a unified diff of the file as it is on disk against the result of the
+  call (computed here, read-only; ``proposed_diff``), coloured like the tool blocks;
+- ``bash``: the command line with its risky parts highlighted (agent/permission_rules.py
+  ``risky_spans``: ``rm``, ``sudo``, ``curl | sh``, write redirects, ``git push``...) and why;
+- other tools: the loop's preview and the arguments, as plain text.
+
+Answers (keys work while no text box has the focus): ``y`` allow once; ``t`` allow this tool for
+the rest of the session; ``p`` (bash only) allow for the session every command line whose
+commands all start with the prefix in the prefix box (prefilled with the command's first words,
+editable; Enter there allows it); ``n`` deny, sending the typed reason (Enter in the reason box
+does the same), which goes back to the model; Esc denies without a reason. The screen dismisses
+with a ``PermissionDecision``; the caller resolves the request's future with it.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from agent.events import PermissionDecision
+from agent.permission_rules import command_prefix, risky_spans
 
 from ..widgets.diff_view import DiffView
 from ..widgets.plain_output import PlainOutput
+
+#: Files larger than this are not read for the diff preview (bytes).
+MAX_PREVIEW_FILE_BYTES = 2_000_000
 
 
 def _arguments_text(arguments: Any) -> str:
@@ -42,11 +57,93 @@ def _looks_like_diff(text: str) -> bool:
     return text.startswith(("--- ", "diff ", "@@")) or "\n@@ " in text
 
 
+def _read_current(workspace: Path | None, path: str) -> str | None:
+    """The file's text as on disk ("" when missing), or None when it cannot be previewed
+    (outside the workspace, a directory, binary, too large, unreadable). Never writes."""
+    if workspace is None or not path:
+        return None
+    root = Path(workspace).resolve()
+    target = (root / path).resolve() if not Path(path).is_absolute() else Path(path).resolve()
+    try:
+        target.relative_to(root)
+    except ValueError:
+        return None
+    if not target.exists():
+        return ""
+    try:
+        if not target.is_file() or target.stat().st_size > MAX_PREVIEW_FILE_BYTES:
+            return None
+        data = target.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+def proposed_diff(tool_name: str, arguments: Any, workspace: Path | None) -> str | None:
+    """The unified diff an ``edit`` or ``write`` call would make, from the file on disk (read
+    only), or None when it cannot be computed (other tools, bad arguments, ``old_string`` not
+    found, unreadable file)."""
+    if not isinstance(arguments, dict) or tool_name not in ("edit", "write"):
+        return None
+    path = arguments.get("path")
+    if not isinstance(path, str):
+        return None
+    current = _read_current(workspace, path)
+    if current is None:
+        return None
+    if tool_name == "write":
+        content = arguments.get("content")
+        if not isinstance(content, str):
+            return None
+        new = content.replace("\r\n", "\n")
+    else:
+        old_string, new_string = arguments.get("old_string"), arguments.get("new_string")
+        if not isinstance(old_string, str) or not isinstance(new_string, str):
+            return None
+        old_string, new_string = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
+        if not old_string:
+            if current:
+                return None
+            new = new_string
+        elif old_string not in current:
+            return None
+        else:
+            new = current.replace(old_string, new_string, -1 if arguments.get("replace_all") else 1)
+    before = "/dev/null" if current == "" and tool_name == "write" else f"a/{path}"
+    lines = list(difflib.unified_diff(current.splitlines(), new.splitlines(), fromfile=before,
+                                      tofile=f"b/{path}", lineterm="", n=3))
+    return "\n".join(lines) if lines else f"(no change to {path})"
+
+
+def highlighted_command(command: str) -> tuple[Text, list[str]]:
+    """Return the command as ``Text`` with risky spans in bold reverse red, and the reasons."""
+    text = Text(command, no_wrap=False)
+    reasons: list[str] = []
+    for span in risky_spans(command):
+        text.stylize("bold red reverse", span.start, span.end)
+        part = " ".join(command[span.start:span.end].split())
+        part = part if len(part) <= 40 else part[:39] + "…"
+        reasons.append(f"{part}: {span.reason}")
+    return text, reasons
+
+
 class PermissionScreen(ModalScreen[PermissionDecision]):
     """Ask whether one tool call may run; dismisses with a ``PermissionDecision``."""
 
+    DEFAULT_CSS = """
+    #permission-prefix-row { height: auto; margin-top: 1; }
+    #permission-prefix-label { width: auto; padding: 1 1 0 0; }
+    #permission-prefix { width: 1fr; }
+    #permission-risks { color: $error; margin-top: 1; }
+    #permission-buttons Button { min-width: 10; }
+    """
+
     BINDINGS = [
         Binding("y", "allow", "Allow once"),
+        Binding("t", "allow_tool", "Allow tool for session"),
+        Binding("p", "allow_prefix", "Allow prefix for session"),
         Binding("n", "deny", "Deny"),
         Binding("escape", "deny_silently", "Deny", show=False),
     ]
@@ -55,14 +152,25 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         """The request was answered or abandoned elsewhere; the screen closes itself."""
 
     def __init__(self, tool_name: str, arguments: Any = None, capability: str = "",
-                 preview: str = "") -> None:
+                 preview: str = "", *, workspace: Path | None = None) -> None:
         super().__init__()
         self.tool_name = tool_name
         self.arguments = arguments
         self.capability = capability
         self.preview = preview
+        self.workspace = workspace
+
+    @property
+    def command(self) -> str | None:
+        """The bash command line of the call, or None for other tools."""
+        if self.tool_name != "bash" or not isinstance(self.arguments, dict):
+            return None
+        command = self.arguments.get("command")
+        return command if isinstance(command, str) else None
 
     def compose(self) -> ComposeResult:
+        if self.workspace is None:
+            self.workspace = getattr(getattr(self.app, "session", None), "workspace", None)
         with Vertical(id="permission-dialog"):
             title = Text("Allow ", style="bold")
             title.append(self.tool_name, style="bold underline")
@@ -72,30 +180,46 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
             yield Static(title, id="permission-title", markup=False)
             with VerticalScroll(id="permission-details"):
                 yield from self._details()
+            if self.command is not None:
+                text, reasons = highlighted_command(self.command)
+                if reasons:
+                    yield Static(Text("⚠ " + "; ".join(reasons)), id="permission-risks", markup=False)
+                with Horizontal(id="permission-prefix-row"):
+                    yield Static("Prefix (p):", id="permission-prefix-label", markup=False)
+                    yield Input(value=command_prefix(self.command), id="permission-prefix",
+                                placeholder="command prefix, e.g. pytest")
             yield Input(placeholder="Reason for denying (optional, sent to the model); Enter denies",
                         id="permission-reason")
             with Horizontal(id="permission-buttons"):
-                yield Button(Text("Allow once (y)"), id="allow", variant="success")
+                yield Button(Text("Once (y)"), id="allow", variant="success")
+                yield Button(Text("Tool, session (t)"), id="allow-tool", variant="primary")
+                if self.command is not None:
+                    yield Button(Text("Prefix, session (p)"), id="allow-prefix", variant="primary")
                 yield Button(Text("Deny (n)"), id="deny", variant="error")
 
     def _details(self) -> ComposeResult:
-        """What the call will do: the preview line, then the change (edit, write), the command
-        (bash) or the arguments, always as plain text."""
+        """What the call will do: a diff (edit, write), the highlighted command (bash) or the
+        preview line and arguments, never parsed as markup."""
         args = self.arguments if isinstance(self.arguments, dict) else None
         preview = (self.preview or "").strip()
         if preview and _looks_like_diff(preview):
             yield DiffView(preview, classes="permission-preview")
             return
+        if self.command is not None:
+            text, _ = highlighted_command(self.command)
+            yield Static(text, classes="permission-command", markup=False)
+            return
         if preview:
             yield PlainOutput(preview, max_lines=60, classes="permission-preview")
-        if args is not None and self.tool_name == "edit" and "old_string" in args:
+        diff = proposed_diff(self.tool_name, args, self.workspace)
+        if diff is not None:
+            yield DiffView(diff, classes="permission-change")
+        elif args is not None and self.tool_name == "edit" and "old_string" in args:
             yield DiffView(_replacement_diff(str(args.get("old_string", "")), str(args.get("new_string", ""))),
                            classes="permission-change")
         elif args is not None and self.tool_name == "write" and "content" in args:
-            if not preview:
-                yield PlainOutput(f"write {args.get('path', '')}", classes="permission-preview")
             yield PlainOutput(str(args["content"]), max_lines=60, classes="permission-change")
-        elif not preview or self.tool_name not in ("bash",):
+        else:
             text = _arguments_text(self.arguments)
             if text and text.strip() not in ("{}", preview):
                 yield PlainOutput(text, max_lines=60, classes="permission-args")
@@ -119,6 +243,23 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         """Allow this call once."""
         self.dismiss(PermissionDecision(allow=True))
 
+    def action_allow_tool(self) -> None:
+        """Allow this tool for the rest of the session."""
+        self.dismiss(PermissionDecision(allow=True, scope="session_tool"))
+
+    def action_allow_prefix(self) -> None:
+        """Allow, for the session, bash lines whose every command starts with the prefix box's text
+        (an empty box focuses it instead)."""
+        if self.command is None:
+            return
+        box = self.query_one("#permission-prefix", Input)
+        prefix = box.value.strip()
+        if not prefix:
+            box.focus()
+            self.notify("Type a command prefix first.", timeout=3)
+            return
+        self.dismiss(PermissionDecision(allow=True, scope="session_prefix", prefix=prefix))
+
     def action_deny(self) -> None:
         """Deny, sending the typed reason (if any) to the model."""
         self.dismiss(PermissionDecision(allow=False, reason=self._reason()))
@@ -129,11 +270,13 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if event.button.id == "allow":
-            self.action_allow()
-        else:
-            self.action_deny()
+        actions = {"allow": self.action_allow, "allow-tool": self.action_allow_tool,
+                   "allow-prefix": self.action_allow_prefix}
+        actions.get(event.button.id or "", self.action_deny)()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_deny()
+        if event.input.id == "permission-prefix":
+            self.action_allow_prefix()
+        else:
+            self.action_deny()

@@ -6,16 +6,15 @@ Every text that comes from the user, the model or a tool is shown without markup
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+import asyncio
+import time
+from typing import Iterable
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
-
-if TYPE_CHECKING:
-    from textual.widgets._markdown import MarkdownStream
 
 # Textual's Markdown widget and rich's markdown renderer are imported when the first reply
 # arrives, not at start-up: first paint stays fast.
@@ -30,24 +29,37 @@ class UserBlock(Static):
 
 
 class AssistantBlock(Widget):
-    """The assistant's reply as markdown, written through one ``MarkdownStream``.
+    """The assistant's reply as markdown, rendered by one Textual ``Markdown`` widget.
 
     Call ``await write(fragment)`` for each piece and ``await finish()`` at the end of the block.
+    ``write`` only buffers: a background task appends the buffered text to the markdown widget at
+    most every ``LIVE_INTERVAL_S`` seconds, so a fast stream costs a few layout passes a second
+    and the event loop never waits for a mount. ``finish`` renders whatever is still buffered.
     ``continuation`` marks a block that continues the previous one (a long reply is split at
     paragraph breaks so each markdown document stays small); it has no top margin.
     ``await flatten()`` swaps the finished markdown widget tree (dozens of widgets for a long
     reply) for a single widget drawing the same text, so old blocks cost layout almost nothing.
+
+    The last markdown block has no bottom margin (set inline here: an order pseudo-class rule such
+    as ``:last-child`` would make Textual restyle every sibling on each mount).
     """
 
     DEFAULT_CSS = """
     AssistantBlock { height: auto; }
     """
 
+    #: Seconds between two appends to the live markdown widget while a reply streams.
+    LIVE_INTERVAL_S = 0.1
+
     def __init__(self, continuation: bool = False) -> None:
         super().__init__(classes="block continuation" if continuation else "block")
-        self._stream: MarkdownStream | None = None
         self.text = ""
         self.flat = False
+        self._pending: list[str] = []
+        self._pump: asyncio.Task[None] | None = None
+        self._flush_now = asyncio.Event()
+        self._last_append = 0.0
+        self._trimmed: Widget | None = None
 
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown
@@ -55,25 +67,64 @@ class AssistantBlock(Widget):
         yield Markdown("", classes="assistant-markdown")
 
     async def write(self, fragment: str) -> None:
-        """Append a markdown fragment (opens the stream on first use)."""
+        """Append a markdown fragment (rendered within ``LIVE_INTERVAL_S``)."""
         if not fragment:
             return
         self.text += fragment
-        if self._stream is None:
-            from textual.widgets import Markdown
+        self._pending.append(fragment)
+        if self._pump is None or self._pump.done():
+            self._pump = asyncio.create_task(self._run_pump())
 
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
-        await self._stream.write(fragment)
+    async def _run_pump(self) -> None:
+        while self._pending:
+            wait = self._last_append + self.LIVE_INTERVAL_S - time.monotonic()
+            if wait > 0 and not self._flush_now.is_set():
+                try:
+                    await asyncio.wait_for(self._flush_now.wait(), wait)
+                except asyncio.TimeoutError:
+                    pass
+            await self._append_pending()
+            self._last_append = time.monotonic()
+
+    async def _append_pending(self) -> None:
+        if not self._pending:
+            return
+        chunk = "".join(self._pending)
+        self._pending.clear()
+        if not self.is_mounted:
+            return
+        from textual.widgets import Markdown
+
+        markdown = self.query_one(Markdown)
+        await markdown.append(chunk)
+        self._trim_last(markdown)
+
+    def _trim_last(self, markdown: Widget) -> None:
+        """Give the last markdown block no bottom margin (and restore the previous last one)."""
+        children = markdown.children
+        last = children[-1] if children else None
+        if last is self._trimmed:
+            return
+        if self._trimmed is not None and self._trimmed.is_attached:
+            self._trimmed.styles.clear_rule("margin")
+            self._trimmed.refresh(layout=True)
+        self._trimmed = last
+        if last is not None:
+            top, right, _, left = last.styles.margin
+            last.styles.margin = (top, right, 0, left)
 
     async def finish(self) -> None:
-        """Close the stream, rendering anything still pending. Safe to call twice."""
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+        """Render anything still buffered. Safe to call twice."""
+        self._flush_now.set()
+        pump, self._pump = self._pump, None
+        if pump is not None:
+            await pump
+        await self._append_pending()
+        self._flush_now.clear()
 
     async def flatten(self) -> None:
         """Replace the markdown widgets with one ``Static`` (after ``finish``). Idempotent."""
-        if self.flat or self._stream is not None or not self.is_mounted:
+        if self.flat or self._pump is not None or self._pending or not self.is_mounted:
             return
         from textual.widgets import Markdown
 

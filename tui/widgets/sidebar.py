@@ -1,7 +1,9 @@
 """The sidebar: session facts beside the conversation, one section each.
 
-Sections, top to bottom (a later issue puts the plan checklist first, as a ``SidebarSection``
-with id ``sidebar-plan`` composed before the others):
+Sections, top to bottom:
+
+- **Plan** (``#sidebar-plan``): the approved plan's checklist, live from ``PlanUpdated``
+  (``set_plan``; drawn by ``plan_checklist``); hidden while no plan runs.
 
 - **Git** (``#sidebar-git``): the snapshot taken at session start (``session.git`` after
   ``prepare()``): branch, default branch, ``git status --short`` lines (capped), recent commits;
@@ -141,9 +143,12 @@ class Sidebar(VerticalScroll, can_focus=False):
         super().__init__(id=id)
         self.changes: dict[str, tuple[int, int]] = {}
         self.git_snapshot: Any | None = None
+        self.plan_event: Any | None = None
 
     def compose(self) -> ComposeResult:
-        # The plan checklist section (a later issue) goes here, first.
+        plan = SidebarSection("Plan", id="sidebar-plan")  # the plan checklist, shown once a plan runs
+        plan.display = False
+        yield plan
         git = SidebarSection("Git · at session start", id="sidebar-git")
         git.set_body(git_text(None, prepared=False))
         yield git
@@ -163,6 +168,11 @@ class Sidebar(VerticalScroll, can_focus=False):
         self.changes[path] = (old_added + added, old_removed + removed)  # most recent last
         self.query_one("#sidebar-files", SidebarSection).set_body(self._files_body)
 
+    def forget_change(self, path: str) -> None:
+        """Drop ``path`` from Changed files (restored by /undo); unknown paths are ignored."""
+        if self.changes.pop(path, None) is not None:
+            self.query_one("#sidebar-files", SidebarSection).set_body(self._files_body)
+
     def reset_changes(self) -> None:
         """Forget the changed files (a new conversation)."""
         self.changes.clear()
@@ -171,6 +181,17 @@ class Sidebar(VerticalScroll, can_focus=False):
     def _files_body(self, width: int) -> Text:
         return files_text(((path, a, r) for path, (a, r) in self.changes.items()), width,
                           getattr(self.app, "theme_variables", None))
+
+    def set_plan(self, event: Any | None) -> None:
+        """Show the plan checklist of an approved ``PlanUpdated`` event (``None`` hides it)."""
+        from .plan_checklist import plan_checklist_text, plan_section_title
+
+        section = self.query_one("#sidebar-plan", SidebarSection)
+        self.plan_event = event
+        section.display = event is not None
+        if event is not None:
+            section.title = plan_section_title(event)
+            section.set_body(lambda width: plan_checklist_text(event, width, getattr(self.app, "theme_variables", None)))
 
     # -- visibility ----------------------------------------------------------------------------
     @property

@@ -1,8 +1,9 @@
 """The status bar at the bottom: mode, model, context meter, permission mode, activity, key hints.
 
-Everything shown comes from reactives, so the app only assigns values. The context part reads
-"loading model info..." until ``prepared`` is set, then the window ("200k ctx"), then usage
-("12k/200k ctx (6%)") once the loop reports it.
+Everything shown comes from reactives, so the app only assigns values. The context figures
+(``prepared``, ``context_window``, ``used_tokens``, ``context_approximate``) are drawn by the
+``ContextMeter`` on the right (tui/widgets/context_meter.py: "~12k/200k ▕█░░░░░░░│░░▏6%",
+colour-coded, click for the breakdown); ``context_text`` is the plain summary of them.
 """
 
 from __future__ import annotations
@@ -38,9 +39,14 @@ class StatusBar(Horizontal):
     permission_mode: reactive[str] = reactive("ask")
     activity: reactive[str] = reactive("")
     embedded: reactive[bool] = reactive(False)
+    #: The context figure is a local estimate (the meter marks it "~").
+    context_approximate: reactive[bool] = reactive(True)
 
     def compose(self) -> ComposeResult:
+        from .context_meter import ContextMeter  # imports format_tokens from here
+
         yield Static(id="status-info", markup=False)
+        yield ContextMeter(id="status-context")
         yield Static(Text(KEY_HINTS), id="status-keys", markup=False)
 
     def context_text(self) -> str:
@@ -58,12 +64,16 @@ class StatusBar(Horizontal):
     def info_text(self) -> Text:
         """Return the left part of the bar as styled text."""
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f" {self.mode} ", style="bold reverse")
+        if self.mode == "Plan":  # Plan mode stands out: the theme's warning colour, not reverse video
+            colours = getattr(self.app, "theme_variables", {}) if self.is_attached else {}
+            text.append(f" {self.mode} ", style=f"bold {colours.get('background', 'black')} on "
+                                                f"{colours.get('warning', 'yellow')}")
+        else:
+            text.append(f" {self.mode} ", style="bold reverse")
         text.append("  ")
         text.append(self.model, style="bold")
         if self.embedded:
             text.append(" (small local model)", style="italic")
-        text.append(f" · {self.context_text()}")
         text.append(f" · perm {self.permission_mode}")
         if self.activity:
             text.append(f" · {self.activity}", style="italic")
@@ -72,6 +82,17 @@ class StatusBar(Horizontal):
     def _update(self) -> None:
         if self.is_mounted:
             self.query_one("#status-info", Static).update(self.info_text())
+            self._sync_meter()
+
+    def _sync_meter(self) -> None:
+        """Hand the context figures to the context meter (tui/widgets/context_meter.py)."""
+        from .context_meter import ContextMeter
+
+        for meter in self.query(ContextMeter):
+            meter.prepared = self.prepared
+            meter.window_tokens = self.context_window
+            meter.approximate = self.context_approximate
+            meter.used_tokens = self.used_tokens
 
     def on_mount(self) -> None:
         self._update()
@@ -89,6 +110,9 @@ class StatusBar(Horizontal):
         self._update()
 
     def watch_used_tokens(self) -> None:
+        self._update()
+
+    def watch_context_approximate(self) -> None:
         self._update()
 
     def watch_permission_mode(self) -> None:

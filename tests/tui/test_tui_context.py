@@ -1,0 +1,237 @@
+"""The context-management UI: the context meter, the breakdown screen, ``/compact``, the
+compaction mark and the compaction inspector (issue 5). Everything runs offline on a scripted
+provider; compaction summaries are scripted replies marked ``"for": "summary"``."""
+
+from __future__ import annotations
+
+import json
+
+from agent.context.compaction import SUMMARY_HEADER
+from agent.events import ContextUsage
+from tui.screens.compaction_inspector import CompactionInspectorScreen, format_record, load_compactions
+from tui.screens.context_breakdown import ContextBreakdownScreen
+from tui.widgets.blocks import NoticeBlock
+from tui.widgets.compaction_mark import CompactionMark, mark_text
+from tui.widgets.context_meter import ContextMeter, meter_bar, meter_level, meter_text
+
+SUMMARY = "## Task\nFix calc.add.\n## Progress\nRead calc.py; the bug is a minus sign.\n## State\nNot fixed yet."
+
+
+def long_reply(n: int) -> dict:
+    """A long assistant reply (about 2,400 characters), numbered."""
+    return {"content": f"Answer {n}: " + ("the calculator subtracts instead of adding. " * 55)}
+
+
+def history_replies(turns: int = 4) -> list[dict]:
+    return [long_reply(i) for i in range(1, turns + 1)]
+
+
+async def usage(app, used: int, window: int = 200_000, approximate: bool = True) -> None:
+    await app.handler.handle(ContextUsage(used_tokens=used, window_tokens=window, approximate=approximate))
+
+
+class TestMeterText:
+    def test_levels(self) -> None:
+        assert meter_level(None, 200_000) == "normal"
+        assert meter_level(119_999, 200_000) == "normal"
+        assert meter_level(120_000, 200_000) == "warning"
+        assert meter_level(159_999, 200_000) == "warning"
+        assert meter_level(160_000, 200_000) == "error"
+        assert meter_level(50, 100, warn_at=0.4, threshold=0.5) == "error"
+
+    def test_bar_has_a_tick_at_the_threshold(self) -> None:
+        assert meter_bar(0.62, 0.8) == "▕██████░░│░░▏"
+        assert meter_bar(0.0, None) == "▕░░░░░░░░░░▏"
+        assert meter_bar(0.001, 0.8).startswith("▕█░")  # anything used shows
+        assert meter_bar(1.5, 0.8) == "▕████████│██▏"
+
+    def test_text(self) -> None:
+        assert meter_text(124_000, 200_000) == "~124k/200k ▕██████░░│░░▏62%"
+        assert meter_text(124_000, 200_000, approximate=False).startswith("124k/200k")
+        assert meter_text(None, 200_000) == "200k ctx ▕░░░░░░░░│░░▏"
+        assert meter_text(1, None, prepared=False) == "loading model info..."
+        off = meter_text(1000, 4000, mode="manual")
+        assert off.endswith("25% · auto-compact off") and "│" not in off
+
+
+class TestMeterWidget:
+    async def test_numbers_and_colour_classes(self, make_app, ui) -> None:
+        app, _ = make_app([], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            meter = app.query_one(ContextMeter)
+            assert str(meter.render()) == "200k ctx ▕░░░░░░░░│░░▏"
+            await usage(app, 30_000)
+            await pilot.pause()
+            assert "~30k/200k" in str(meter.render()) and "15%" in str(meter.render())
+            assert meter.has_class("-normal") and not meter.has_class("-warning")
+            await usage(app, 120_000)  # 60%: warning
+            await pilot.pause()
+            assert meter.has_class("-warning") and not meter.has_class("-normal")
+            assert "60%" in str(meter.render())
+            await usage(app, 160_000, approximate=False)  # 80%: error, the provider's own count
+            await pilot.pause()
+            assert meter.has_class("-error") and not meter.has_class("-warning")
+            assert str(meter.render()).startswith("160k/200k")
+            assert "80%" in meter.tooltip and "automatically" in meter.tooltip
+
+    async def test_a_scripted_turn_feeds_the_meter(self, make_app, ui) -> None:
+        app, _ = make_app([{"content": "hi"}], context_window=4000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "hello")
+            await ui.wait_turn(pilot, app)
+            meter = app.query_one(ContextMeter)
+            assert meter.used_tokens and meter.window_tokens == 4000
+            assert "/4k" in str(meter.render())
+
+    async def test_manual_mode_says_auto_compaction_is_off(self, make_app, ui) -> None:
+        app, _ = make_app([], context_window=200_000, compaction={"mode": "manual", "warn_at": 0.5})
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await usage(app, 110_000)
+            await pilot.pause()
+            meter = app.query_one(ContextMeter)
+            assert "auto-compact off" in str(meter.render()) and meter.has_class("-warning")
+
+
+class TestBreakdown:
+    async def test_click_on_the_meter_shows_categories(self, make_app, ui) -> None:
+        app, _ = make_app([{"content": "Short answer.", "reasoning_content": "thinking hard"},
+                           {"tool_calls": [{"name": "read", "arguments": {"path": "calc.py"}}]},
+                           {"content": "Read it."}], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "first question")
+            await ui.wait_turn(pilot, app)
+            await ui.submit(pilot, "read calc.py")
+            await ui.wait_turn(pilot, app)
+            await pilot.click(ContextMeter)
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, ContextBreakdownScreen)
+                              and app.screen.breakdown is not None, what="the breakdown")
+            breakdown = app.screen.breakdown
+            names = [row[0] for row in breakdown.rows]
+            assert names == ["system prompt", "tool definitions", "conversation", "tool results", "reasoning"]
+            assert breakdown.tokens("system prompt") > 0 and breakdown.tokens("tool definitions") > 0
+            assert breakdown.tokens("tool results") > 0 and breakdown.tokens("reasoning") > 0
+            assert breakdown.window == 200_000
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, ContextBreakdownScreen)
+            await pilot.press("f2")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, ContextBreakdownScreen), what="F2")
+
+
+class TestCompact:
+    async def test_compact_marks_the_conversation_and_opens_the_inspector(self, make_app, ui) -> None:
+        replies = history_replies(4) + [{"for": "summary", "content": SUMMARY}]
+        app, provider = make_app(replies, context_window=200_000, compaction={"keep_last_messages": 2})
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            for i in range(1, 5):
+                await ui.submit(pilot, f"question {i}: why does add subtract?")
+                await ui.wait_turn(pilot, app)
+            await ui.submit(pilot, "/compact the calculator bug")
+            await ui.wait_turn(pilot, app)
+            await ui.wait_for(pilot, lambda: bool(app.query(CompactionMark)), what="the compaction mark")
+            assert provider.requests[-1].purpose == "summary"
+            mark = app.query_one(CompactionMark)
+            assert mark.text.startswith("⟲ context compacted: ") and "summarized 7, pruned 0" in mark.text
+            assert mark.tokens_after < mark.tokens_before
+            meter = app.query_one(ContextMeter)
+            assert meter.used_tokens == mark.tokens_after  # the meter follows the compaction
+
+            mark.focus()
+            await pilot.press("enter")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, CompactionInspectorScreen)
+                              and app.screen.entries is not None, what="the inspector")
+            screen = app.screen
+            assert len(screen.entries) == 1 and screen.current is screen.entries[0]
+            entry = screen.current
+            assert entry.record["focus"] == "the calculator bug"
+            assert SUMMARY in screen.replacement_text  # the summary shows first
+            first = entry.messages[0]
+            assert first.how == "summarized" and first.original is not None
+            assert screen.select_message(first.id)
+            assert "question 1: why does add subtract?" in screen.original_text
+            assert SUMMARY in screen.replacement_text
+            assistant = next(m for m in entry.messages if m.original and m.original["role"] == "assistant")
+            screen.query_one("#ci-messages").focus()
+            await pilot.press("down", "down")  # the first message, then the second
+            await pilot.pause()
+            assert "Answer 1:" in screen.original_text  # the list drives the panes
+            assert assistant.id in screen.original_text
+            await pilot.press("q")
+            await pilot.pause()
+            assert not isinstance(app.screen, CompactionInspectorScreen)
+
+    async def test_a_useless_compaction_gives_a_notice(self, make_app, ui) -> None:
+        app, _ = make_app([{"content": "ok"}, {"for": "summary", "content": "x" * 5000}], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "hello")
+            await ui.wait_turn(pilot, app)
+            await ui.submit(pilot, "/compact")
+            await ui.wait_turn(pilot, app)
+            await pilot.pause()
+            assert not app.query(CompactionMark)
+            notices = [b.message for b in app.query(NoticeBlock)]
+            assert notices[-1] != "Compacting the context..."  # the core said why nothing changed
+
+    async def test_refused_while_a_turn_runs_and_when_off(self, make_app, ui) -> None:
+        app, _ = make_app([], context_window=200_000, compaction={"mode": "off"})
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "/compact")
+            await pilot.pause()
+            assert "Compaction is off" in app.query(NoticeBlock).last().message
+            assert "auto-compact off" in str(app.query_one(ContextMeter).render())
+            app.session.settings.compaction.mode = "auto"
+            app.runner._busy = True  # a turn is running
+            await ui.submit(pilot, "/compact")
+            await pilot.pause()
+            assert "A turn is running" in app.query(NoticeBlock).last().message
+            app.runner._busy = False
+
+    async def test_auto_compaction_in_a_small_window(self, make_app, ui) -> None:
+        replies = history_replies(6) + [{"for": "summary", "content": SUMMARY}]
+        app, _ = make_app(replies, context_window=4000, compaction={"keep_last_messages": 2})
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            for i in range(1, 7):
+                await ui.submit(pilot, f"question {i}")
+                await ui.wait_turn(pilot, app)
+                if app.query(CompactionMark):
+                    break
+            assert app.query(CompactionMark), "the run compacted automatically"
+            entries = load_compactions(app.session.journal_path)
+            assert len(entries) == 1 and entries[0].summary == SUMMARY
+
+
+class TestInspectorUnits:
+    def test_loader_pairs_originals_with_replacements(self, tmp_path) -> None:
+        path = tmp_path / "s.jsonl"
+        records = [
+            {"kind": "message", "message": {"id": "m_u1", "role": "user", "content": "the task"}},
+            {"kind": "message", "message": {"id": "m_a1", "role": "assistant", "content": "<think>x</think>ok",
+                                            "reasoning_content": "long thought"}},
+            {"kind": "compaction", "tokens_before": 900, "tokens_after": 300, "summary": "S1",
+             "summarized_ids": ["m_u1"], "pruned_ids": ["m_a1"], "aggregated_ids": ["m_zz"],
+             "rewritten": [{"id": "m_s", "role": "user", "content": SUMMARY_HEADER + "\nS1"},
+                           {"id": "m_a1", "role": "assistant", "content": "ok"}]},
+        ]
+        path.write_text("\n".join(json.dumps(r) for r in records) + "\n{torn", encoding="utf-8")
+        warnings: list[str] = []
+        [entry] = load_compactions(path, warnings)
+        assert warnings and entry.counts() == {"summarized": 1, "pruned": 1, "aggregated": 1}
+        by_id = {m.id: m for m in entry.messages}
+        assert by_id["m_u1"].replacement["id"] == "m_s"
+        assert by_id["m_a1"].replacement["content"] == "ok"
+        assert by_id["m_a1"].original["reasoning_content"] == "long thought"
+        assert by_id["m_zz"].original is None
+        assert "reasoning:\nlong thought" in format_record(by_id["m_a1"].original)
+        assert load_compactions(tmp_path / "missing.jsonl") == []
+
+    def test_mark_text(self) -> None:
+        assert mark_text(182_000, 41_000, 120, 8, 14) == (
+            "⟲ context compacted: 182k → 41k tokens (summarized 120, pruned 8, aggregated 14) — Enter/click to inspect")

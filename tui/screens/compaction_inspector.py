@@ -1,0 +1,348 @@
+"""The compaction inspector: what each compaction of the session did, message by message.
+
+It reads the session's journal (``{"kind": "message"}`` records hold every original message;
+``{"kind": "compaction"}`` records hold the summary, the ids summarised / pruned / aggregated, the
+token counts and the rewritten records) in a thread worker, so a large journal never blocks the
+UI. Layout:
+
+- left, top: the compactions ("#1  182k → 41k  S120 P8 A14"); left, below: the messages that
+  compaction touched, by id, with a tag (S summarised, P pruned, A aggregated), role or tool name
+  and first line;
+- right: the compaction's figures, then two panes side by side: the ORIGINAL journal record of
+  the selected message and what replaced it (the rewritten record with the same id, or the summary
+  message for summarised ones, or the aggregation notice for elided steps). With no message
+  selected the right pane shows the summary.
+
+Keys: up/down select, Tab moves between the lists and panes, q / Esc close.
+``load_compactions(path)`` is the pure loader (tests use it directly).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
+
+from ..widgets.status_bar import format_tokens
+
+KEY_HINTS = "↑/↓ select · tab next pane · q close"
+#: Characters of a message's first line shown in the list.
+FIRST_LINE_CHARS = 48
+#: How each kind of change is tagged in the list.
+TAGS = {"summarized": "S", "pruned": "P", "aggregated": "A"}
+
+
+@dataclass
+class AffectedMessage:
+    """One message a compaction touched: ``id``, ``how`` (summarized, pruned or aggregated; the
+    first that applies), ``original`` (its journal record, a message dict, or None when the journal
+    lacks it) and ``replacement`` (the record that stands for it now, or None)."""
+
+    id: str
+    how: str
+    original: dict[str, Any] | None
+    replacement: dict[str, Any] | None
+
+
+@dataclass
+class CompactionEntry:
+    """One ``{"kind": "compaction"}`` record of the journal, numbered from 1, with its messages."""
+
+    number: int
+    record: dict[str, Any]
+    messages: list[AffectedMessage] = field(default_factory=list)
+    summary_message: dict[str, Any] | None = None
+
+    @property
+    def tokens_before(self) -> int:
+        """Estimated tokens of the view before the compaction."""
+        return int(self.record.get("tokens_before") or 0)
+
+    @property
+    def tokens_after(self) -> int:
+        """Estimated tokens of the view after it."""
+        return int(self.record.get("tokens_after") or 0)
+
+    @property
+    def summary(self) -> str:
+        """The model's summary text."""
+        return str(self.record.get("summary") or "")
+
+    def counts(self) -> dict[str, int]:
+        """How many ids were summarized, pruned and aggregated."""
+        return {how: len(self.record.get(f"{how}_ids") or []) for how in TAGS}
+
+
+def load_compactions(path: str | Path, warnings: list[str] | None = None) -> list[CompactionEntry]:
+    """Read the journal at ``path`` and return its compactions, oldest first (``[]`` when the file
+    does not exist). Originals come from the message records, or from an earlier compaction's
+    rewritten records (a summary compacted again). Raises ``OSError`` if the file is unreadable."""
+    from agent.context.aggregation import NOTICE_PREFIX
+    from agent.context.compaction import SUMMARY_HEADER
+    from agent.session import read_journal
+
+    path = Path(path)
+    if not path.exists():
+        return []
+    originals: dict[str, dict[str, Any]] = {}
+    entries: list[CompactionEntry] = []
+    for record in read_journal(path, warnings):
+        kind = record.get("kind")
+        if kind == "message" and isinstance(record.get("message"), dict):
+            message = record["message"]
+            originals[str(message.get("id"))] = message
+        elif kind == "compaction":
+            rewritten = [r for r in record.get("rewritten") or [] if isinstance(r, dict)]
+            by_id = {str(r.get("id")): r for r in rewritten}
+            summary_message = next((r for r in rewritten if r.get("role") == "user"
+                                    and str(r.get("content") or "").startswith(SUMMARY_HEADER)), None)
+            notices = [r for r in rewritten if NOTICE_PREFIX in str(r.get("content") or "")]
+            entry = CompactionEntry(number=len(entries) + 1, record=record, summary_message=summary_message)
+            seen: set[str] = set()
+            for how in TAGS:
+                for message_id in record.get(f"{how}_ids") or []:
+                    message_id = str(message_id)
+                    if message_id in seen:
+                        continue
+                    seen.add(message_id)
+                    replacement = by_id.get(message_id)
+                    if replacement is None and how == "summarized":
+                        replacement = summary_message
+                    if replacement is None and how == "aggregated" and notices:
+                        replacement = notices[0]
+                    entry.messages.append(AffectedMessage(message_id, how, originals.get(message_id), replacement))
+            entries.append(entry)
+            for r in rewritten:  # a later compaction may summarise these in turn
+                originals.setdefault(str(r.get("id")), r)
+    return entries
+
+
+def first_line(message: dict[str, Any] | None) -> str:
+    """The first non-empty line of a message's text (or its first tool call), shortened."""
+    if not message:
+        return "(not in the journal)"
+    text = str(message.get("content") or "")
+    if not text.strip() and message.get("tool_calls"):
+        call = message["tool_calls"][0]
+        text = f"{call.get('name', '?')}({call.get('arguments', '')})"
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= FIRST_LINE_CHARS else line[: FIRST_LINE_CHARS - 1] + "…"
+
+
+def who(message: dict[str, Any] | None) -> str:
+    """``user``, ``assistant``, ``tool:NAME`` or ``?``."""
+    if not message:
+        return "?"
+    role = str(message.get("role") or "?")
+    return f"tool:{message.get('name')}" if role == "tool" and message.get("name") else role
+
+
+def format_record(message: dict[str, Any] | None, *, empty: str = "(nothing)") -> str:
+    """A readable rendering of one message record: a header of its fields, then its text."""
+    if not message:
+        return empty
+    lines = [f"{who(message)} · id {message.get('id', '?')}"]
+    if message.get("tool_call_id"):
+        lines.append(f"tool call id: {message['tool_call_id']}")
+    if message.get("is_error"):
+        lines.append("is_error: true")
+    for call in message.get("tool_calls") or []:
+        lines.append(f"tool call: {call.get('name', '?')} {call.get('arguments', '')}")
+    if message.get("reasoning_content"):
+        lines += ["", "reasoning:", str(message["reasoning_content"])]
+    content = message.get("content")
+    if content:
+        lines += ["", str(content)]
+    return "\n".join(lines)
+
+
+class CompactionInspectorScreen(Screen[None]):
+    """Inspects the compactions in the journal at ``journal_path`` (see the module docstring).
+
+    ``tokens_before`` / ``tokens_after`` pick the compaction shown first (the latest with these
+    counts; the latest of all when None or not found). Attributes for tests: ``entries`` (the
+    loaded ``CompactionEntry`` list, None while loading), ``current`` (the selected entry),
+    ``original_text`` / ``replacement_text`` (what the two panes show).
+    """
+
+    DEFAULT_CSS = """
+    CompactionInspectorScreen { layout: vertical; }
+    CompactionInspectorScreen #ci-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    CompactionInspectorScreen #ci-body { height: 1fr; }
+    CompactionInspectorScreen #ci-left { width: 56; height: 1fr; }
+    CompactionInspectorScreen #ci-compactions { height: auto; max-height: 8; border: round $primary 60%; }
+    CompactionInspectorScreen #ci-messages { height: 1fr; border: round $primary 60%; }
+    CompactionInspectorScreen #ci-compactions:focus, CompactionInspectorScreen #ci-messages:focus {
+        border: round $primary;
+    }
+    CompactionInspectorScreen #ci-right { width: 1fr; height: 1fr; }
+    CompactionInspectorScreen #ci-header { height: auto; padding: 0 1; color: $accent; }
+    CompactionInspectorScreen #ci-compare { height: 1fr; }
+    CompactionInspectorScreen .ci-side { width: 1fr; height: 1fr; }
+    CompactionInspectorScreen .ci-label { height: 1; padding: 0 1; text-style: bold; color: $text-muted; }
+    CompactionInspectorScreen .ci-scroll { height: 1fr; border: round $panel-lighten-2; padding: 0 1; }
+    CompactionInspectorScreen #ci-status { height: 1; background: $footer-background; }
+    CompactionInspectorScreen #ci-message { width: 1fr; height: 1; padding: 0 1; }
+    CompactionInspectorScreen #ci-keys { width: auto; height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    BINDINGS = [Binding("q,escape", "close", "Close")]
+
+    def __init__(self, journal_path: str | Path, *, tokens_before: int | None = None,
+                 tokens_after: int | None = None) -> None:
+        super().__init__()
+        self.journal_path = Path(journal_path)
+        self.want = (tokens_before, tokens_after)
+        self.entries: list[CompactionEntry] | None = None
+        self.current: CompactionEntry | None = None
+        self.original_text = ""
+        self.replacement_text = ""
+        self._warnings: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Compaction inspector"), id="ci-title", markup=False)
+        with Horizontal(id="ci-body"):
+            with Vertical(id="ci-left"):
+                yield OptionList(id="ci-compactions")
+                yield OptionList(id="ci-messages")
+            with Vertical(id="ci-right"):
+                yield Static("", id="ci-header", markup=False)
+                with Horizontal(id="ci-compare"):
+                    with Vertical(classes="ci-side"):
+                        yield Static(Text("Original (journal)"), id="ci-original-label", classes="ci-label")
+                        with VerticalScroll(classes="ci-scroll", id="ci-original-scroll"):
+                            yield Static("", id="ci-original", markup=False)
+                    with Vertical(classes="ci-side"):
+                        yield Static(Text("Replaced by"), id="ci-replacement-label", classes="ci-label")
+                        with VerticalScroll(classes="ci-scroll", id="ci-replacement-scroll"):
+                            yield Static("", id="ci-replacement", markup=False)
+        with Horizontal(id="ci-status"):
+            yield Static(Text("Reading the journal..."), id="ci-message", markup=False)
+            yield Static(Text(KEY_HINTS), id="ci-keys", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#ci-compactions", OptionList).border_title = "Compactions"
+        self.query_one("#ci-messages", OptionList).border_title = "Messages changed"
+        self.run_worker(self._load, thread=True, name="compaction-journal", group="compaction-journal",
+                        exit_on_error=False)
+
+    def _load(self) -> list[CompactionEntry]:
+        return load_compactions(self.journal_path, self._warnings)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "compaction-journal":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._show_entries(event.worker.result or [])
+        elif event.state == WorkerState.ERROR:
+            self.entries = []
+            self._status(f"Could not read the journal: {event.worker.error}")
+
+    def _status(self, message: str) -> None:
+        self.query_one("#ci-message", Static).update(Text(message))
+
+    def _show_entries(self, entries: list[CompactionEntry]) -> None:
+        self.entries = entries
+        count = len(entries)
+        self.query_one("#ci-title", Static).update(Text(
+            f"Compaction inspector · {count} compaction{'s' if count != 1 else ''} · {self.journal_path.name}"))
+        if not entries:
+            self._status("No compaction in this session yet (/compact compacts now).")
+            return
+        self._status(f"{count} compaction{'s' if count != 1 else ''}"
+                     + (f" · {len(self._warnings)} journal line(s) skipped" if self._warnings else ""))
+        options = self.query_one("#ci-compactions", OptionList)
+        for entry in entries:
+            c = entry.counts()
+            options.add_option(Option(Text(
+                f"#{entry.number}  {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)}  "
+                f"S{c['summarized']} P{c['pruned']} A{c['aggregated']}", no_wrap=True), id=str(entry.number)))
+        before, after = self.want
+        index = len(entries) - 1
+        if before is not None:
+            for i, entry in enumerate(entries):
+                if entry.tokens_before == before and (after is None or entry.tokens_after == after):
+                    index = i
+        options.highlighted = index
+        self.select_compaction(index)
+        options.focus()
+
+    def select_compaction(self, index: int) -> None:
+        """Show compaction ``index`` (0-based): its figures, its messages, its summary."""
+        if not self.entries or not 0 <= index < len(self.entries):
+            return
+        entry = self.current = self.entries[index]
+        c = entry.counts()
+        focus = entry.record.get("focus")
+        header = (f"#{entry.number}: {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)} "
+                  f"tokens ({entry.tokens_before:,} → {entry.tokens_after:,}) · summarized {c['summarized']}, "
+                  f"pruned {c['pruned']}, aggregated {c['aggregated']}"
+                  + (f" · focus: {focus}" if focus else ""))
+        self.query_one("#ci-header", Static).update(Text(header))
+        messages = self.query_one("#ci-messages", OptionList)
+        messages.clear_options()
+        for item in entry.messages:
+            source = item.original or item.replacement
+            messages.add_option(Option(Text(f"{TAGS[item.how]} {item.id} {who(source)}: {first_line(source)}",
+                                            no_wrap=True, overflow="ellipsis"), id=item.id))
+        self._show_panes("Select a message to compare its original record with what replaced it.\n\n"
+                         "S summarised · P reasoning pruned · A elided by developer-loop aggregation.",
+                         "Summary", self._summary_text(entry))
+
+    @staticmethod
+    def _summary_text(entry: CompactionEntry) -> str:
+        if entry.summary_message is not None:
+            return str(entry.summary_message.get("content") or "")
+        return entry.summary or "(no summary recorded)"
+
+    def select_message(self, message_id: str) -> bool:
+        """Show the original and the replacement of ``message_id`` in the current compaction;
+        False when that compaction did not touch it."""
+        entry = self.current
+        item = next((m for m in entry.messages if m.id == message_id), None) if entry else None
+        if item is None:
+            return False
+        label = {"summarized": "Replaced by the summary", "pruned": "Kept with its reasoning pruned",
+                 "aggregated": "Elided: the aggregation notice"}[item.how]
+        if item.replacement is None:
+            replacement = "(removed; no record stands for it)"
+        elif item.replacement is entry.summary_message:
+            replacement = self._summary_text(entry)
+        else:
+            replacement = format_record(item.replacement)
+        self._show_panes(format_record(item.original, empty="(the original is not in the journal)"), label,
+                         replacement)
+        return True
+
+    def _show_panes(self, original: str, label: str, replacement: str) -> None:
+        self.original_text, self.replacement_text = original, replacement
+        self.query_one("#ci-original", Static).update(Text(original))
+        self.query_one("#ci-replacement-label", Static).update(Text(label))
+        self.query_one("#ci-replacement", Static).update(Text(replacement))
+        for scroll in self.query(".ci-scroll"):
+            scroll.scroll_home(animate=False)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "ci-compactions":
+            if self.entries and (self.current is None or self.current.number != event.option_index + 1):
+                self.select_compaction(event.option_index)
+        elif event.option_list.id == "ci-messages" and event.option.id:
+            self.select_message(event.option.id)
+
+    def action_close(self) -> None:
+        """Close the inspector."""
+        self.dismiss(None)
+
+
+__all__ = ["AffectedMessage", "CompactionEntry", "CompactionInspectorScreen", "first_line", "format_record",
+           "load_compactions", "who"]

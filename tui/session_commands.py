@@ -1,0 +1,253 @@
+"""Session-level UI actions: ``/undo``, ``/resume``, the permission-mode key, the file watcher.
+
+The app hooks in with a few lines (tui/app.py, tui/commands.py); everything else lives here.
+
+- ``cycle_permission_mode(app)``: ask → auto-edit → full-auto → read-only → ask; the session's
+  settings and running loop change at once and the status bar shows it.
+- ``undo(app)``: ``session.undo()`` between turns; shows the returned lines and drops the restored
+  files from the sidebar's changed-files list.
+- ``resume(app, ref)``: ``/resume ID`` resumes directly, ``/resume`` opens the session picker;
+  resuming builds a new session with ``build_session(..., resume=id)``, swaps it into the app
+  (the old one is closed: its journal lock released) and rebuilds the conversation blocks.
+- ``start_watching(app)`` / ``stop_watching(app)``: ``session.start_watching`` with callbacks that
+  post ``WatchEvent`` to the app from the watcher thread (a new git snapshot for the sidebar, and
+  the external-change paths).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+from agent.config import PermissionMode
+from agent.events import (
+    ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted,
+)
+
+if TYPE_CHECKING:
+    from .app import OpenCLIApp
+
+#: The order the permission-mode key cycles through.
+MODE_CYCLE = [PermissionMode.ASK, PermissionMode.AUTO_EDIT, PermissionMode.FULL_AUTO, PermissionMode.READ_ONLY]
+#: Messages of a resumed session redrawn as blocks (older ones are summarised in one notice).
+MAX_REBUILT_MESSAGES = 400
+
+
+class WatchEvent(Message):
+    """Posted from the watcher thread: ``paths`` changed on disk (files the agent read) and/or a
+    fresh ``git`` snapshot for the sidebar (None when not taken)."""
+
+    def __init__(self, paths: list[str] | None = None, git: Any = None) -> None:
+        super().__init__()
+        self.paths = list(paths or [])
+        self.git = git
+
+
+# ------------------------------------------------------------------------------ permission mode
+def next_mode(mode: Any) -> PermissionMode:
+    """The mode after ``mode`` in ``MODE_CYCLE``."""
+    try:
+        current = PermissionMode(getattr(mode, "value", mode))
+    except ValueError:
+        current = PermissionMode.ASK
+    return MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)]
+
+
+def cycle_permission_mode(app: "OpenCLIApp") -> PermissionMode:
+    """Switch to the next permission mode now; show it in the status bar and a toast."""
+    from .widgets.status_bar import StatusBar
+
+    session = app.session
+    mode = next_mode(getattr(session.settings, "permission_mode", PermissionMode.ASK))
+    setter = getattr(session, "set_permission_mode", None)
+    if callable(setter):
+        setter(mode)
+    else:  # a session object without the helper (tests' fakes)
+        session.settings.permission_mode = mode
+        agent = getattr(session, "agent", None)
+        if agent is not None:
+            agent.config.permission_mode = mode
+    app.main_screen.query_one(StatusBar).permission_mode = mode.value
+    app.notify(f"Permission mode: {mode.value}", timeout=3)
+    return mode
+
+
+# ------------------------------------------------------------------------------------------ undo
+async def undo(app: "OpenCLIApp") -> None:
+    """``/undo``: restore the files the last turn changed and say which."""
+    from .widgets.sidebar import Sidebar
+
+    if app.runner.running:
+        await app.show_notice("A turn is running: press Esc to stop it, then /undo.", kind="warning")
+        return
+    try:
+        lines = app.session.undo()
+    except Exception as exc:  # noqa: BLE001 - shown, the app keeps running
+        await app.show_notice(f"Undo failed: {type(exc).__name__}: {exc}", kind="warning")
+        return
+    await app.show_notice("Undo: " + "; ".join(lines))
+    sidebar = app.main_screen.query_one(Sidebar)
+    for line in lines:
+        for lead in ("restored ", "deleted "):
+            if line.startswith(lead):
+                sidebar.forget_change(line[len(lead):].split(" (", 1)[0])
+
+
+# ---------------------------------------------------------------------------------------- resume
+async def resume(app: "OpenCLIApp", ref: str = "") -> None:
+    """``/resume [ID]``: resume session ``ref`` now, or open the picker when no id is given."""
+    if app.runner.running:
+        await app.show_notice("A turn is running: press Esc to stop it, then /resume.", kind="warning")
+        return
+    if ref:
+        await resume_session(app, ref)
+        return
+    open_picker(app)
+
+
+def open_picker(app: "OpenCLIApp") -> None:
+    """Push the session picker listing this project's other sessions; resume the one chosen."""
+    from agent.resume import list_sessions
+
+    from .screens.session_picker import SessionPickerScreen
+
+    current = getattr(app.session, "session_id", None)
+    infos = [i for i in list_sessions(app.session.workspace) if i.id != current]
+
+    async def chosen(session_id: str | None) -> None:
+        if session_id:
+            await resume_session(app, session_id)
+
+    app.push_screen(SessionPickerScreen(infos), chosen)
+
+
+async def resume_session(app: "OpenCLIApp", ref: str) -> bool:
+    """Resume session ``ref`` (an id or a unique prefix) in place of the current one. Returns
+    True on success; a problem (unknown id, locked by another instance) becomes a notice."""
+    from agent.runtime import build_session
+
+    old = app.session
+    try:
+        new = build_session(old.workspace, old.settings, provider=old.provider, interactive=True, resume=ref)
+    except Exception as exc:  # noqa: BLE001 - SessionNotFoundError, SessionLockedError, OSError
+        await app.show_notice(f"Cannot resume {ref}: {exc}", kind="warning")
+        return False
+    stop_watching(app)
+    old.close()
+    # Keep this app's "allow for this session" answers? No: a resumed session starts with the
+    # config rules only, like a fresh start.
+    app.session = new
+    app.runner.session = new
+    await rebuild_conversation(app)
+    app.runner.prepare()  # restores the history into a new loop; posts SessionPrepared
+    return True
+
+
+async def rebuild_conversation(app: "OpenCLIApp") -> None:
+    """Clear the conversation pane and redraw the session's resumed messages as blocks (user
+    prompts, assistant text, reasoning, tool calls with their results)."""
+    from .widgets.blocks import NoticeBlock, UserBlock, WelcomeBlock
+    from .widgets.conversation import Conversation
+    from .widgets.status_bar import StatusBar
+
+    session = app.session
+    conversation = app.main_screen.query_one(Conversation)
+    handler = app.handler
+    assert handler is not None
+    await conversation.clear_blocks()
+    handler.reset()
+    app.queued.clear()
+    status = app.main_screen.query_one(StatusBar)
+    status.model = session.model
+    status.used_tokens = None
+    status.prepared = False
+    status.permission_mode = str(getattr(session.settings.permission_mode, "value", session.settings.permission_mode))
+    await conversation.add(WelcomeBlock(session.workspace.name, session.model))
+    resumed = getattr(session, "resumed", None)
+    messages = list(resumed.messages) if resumed is not None else []
+    hidden = max(0, len(messages) - MAX_REBUILT_MESSAGES)
+    await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({len(messages)} messages"
+                                       + (f"; the first {hidden} are not shown)" if hidden else ")")))
+    for warning in (resumed.warnings if resumed is not None else []):
+        await conversation.add(NoticeBlock(warning, kind="warning"))
+    for message in messages[hidden:]:
+        role = getattr(message, "role", "")
+        if role == "user":
+            await handler.end_streams()
+            await conversation.add(UserBlock(message.content))
+        elif role == "assistant":
+            await handler.end_streams()
+            if message.reasoning_content:
+                await handler.handle(ReasoningDelta(text=message.reasoning_content))
+            if message.content:
+                await handler.handle(TextDelta(text=message.content))
+            for call in message.tool_calls:
+                await handler.handle(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
+        elif role == "tool":
+            await handler.handle(ToolCallFinished(id=message.tool_call_id, name=message.name,
+                                                  output=message.content, is_error=message.is_error))
+    await handler.end_streams()
+    for block in handler.tools.values():  # calls without a saved result (the session stopped there)
+        block.mark_cancelled()
+    handler.tools.clear()
+    conversation.scroll_end(animate=False)
+
+
+# -------------------------------------------------------------------------------------- watching
+def start_watching(app: "OpenCLIApp") -> None:
+    """Start the session's file/git watcher (after ``prepare``; idempotent). Its callbacks run on
+    the watcher thread and only post ``WatchEvent`` messages to the app."""
+    session = app.session
+    starter = getattr(session, "start_watching", None)
+    if not callable(starter) or getattr(session, "agent", None) is None:
+        return
+    workspace = session.workspace
+
+    def snapshot() -> Any:
+        try:
+            from agent.git_context import git_snapshot
+
+            return git_snapshot(workspace)
+        except Exception:  # noqa: BLE001 - the sidebar keeps the old state
+            return None
+
+    def files_changed(paths: list[str]) -> None:
+        app.post_message(WatchEvent(paths=paths, git=snapshot()))
+
+    def git_changed() -> None:
+        app.post_message(WatchEvent(git=snapshot()))
+
+    try:
+        starter(on_files_changed=files_changed, on_git_changed=git_changed)
+    except Exception as exc:  # noqa: BLE001 - watching is a nicety
+        app.notify(f"Not watching files: {exc}", severity="warning", timeout=5)
+
+
+def stop_watching(app: "OpenCLIApp") -> None:
+    """Stop the session's watcher, if any."""
+    stopper = getattr(app.session, "stop_watching", None)
+    if callable(stopper):
+        stopper()
+
+
+def on_watch_event(app: "OpenCLIApp", event: WatchEvent) -> None:
+    """Refresh the sidebar's git section and say which read files changed on disk."""
+    from pathlib import Path
+
+    from .widgets.sidebar import Sidebar
+
+    sidebar = app.main_screen.query_one(Sidebar)
+    if event.git is not None:
+        sidebar.set_git(event.git)
+    if event.paths:
+        root = Path(app.session.workspace)
+        names = []
+        for path in event.paths:
+            try:
+                names.append(str(Path(path).relative_to(root)))
+            except ValueError:
+                names.append(str(path))
+        app.notify("Changed on disk: " + ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+                   + " (the agent will be told)", timeout=5)
+    sidebar.refresh(layout=True)
