@@ -41,8 +41,8 @@ def _pause_full_gc() -> None:
 
     A full collection scans every live object (a long conversation's widgets and render caches:
     hundreds of thousands); it stops the event loop for 0.3-0.7 s, a visible freeze of a streaming
-    reply. Young generations are still collected. ``_resume_full_gc`` restores the thresholds and
-    collects once, when the turn is over."""
+    reply. Young generations are still collected. ``_resume_full_gc`` restores the thresholds when
+    the turn is over."""
     global _saved_gc_threshold
     if _saved_gc_threshold is None:
         _saved_gc_threshold = gc.get_threshold()
@@ -50,12 +50,14 @@ def _pause_full_gc() -> None:
 
 
 def _resume_full_gc() -> None:
-    """Undo ``_pause_full_gc`` (no-op when not paused) and run the deferred full collection."""
+    """Undo ``_pause_full_gc`` (no-op when not paused). No collection is forced here: a forced
+    full collection at the end of a turn froze the UI for a second or more in a long session;
+    Python's own heuristic (a full pass only once long-lived objects grew by a quarter) spreads
+    the cost instead."""
     global _saved_gc_threshold
     if _saved_gc_threshold is not None:
         gc.set_threshold(*_saved_gc_threshold)
         _saved_gc_threshold = None
-        gc.collect()
 
 
 class AgentEventMessage(Message):
