@@ -15,7 +15,8 @@ from pathlib import Path
 
 from agent.reminders import ReadFileStamps, ReminderEngine
 
-CASES = Path(__file__).resolve().parents[3] / "shared" / "cases" / "cases.json"
+# A copy of the inputs from shared/cases/cases.json, so the tests run wherever the repo is cloned.
+CASES = Path(__file__).resolve().parent / "data" / "cases.json"
 TRIO = [
     {"tool": "bash", "args": {"command": "git push"}},
     {"tool": "bash", "args": {"command": "pip install -e ."}},

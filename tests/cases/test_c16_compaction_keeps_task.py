@@ -10,7 +10,8 @@ from pathlib import Path
 from agent.context.compaction import compact
 from agent.context.repair import pairing_ok
 
-CASES = Path(__file__).resolve().parents[3] / "shared" / "cases" / "cases.json"
+# A copy of the inputs from shared/cases/cases.json, so the tests run wherever the repo is cloned.
+CASES = Path(__file__).resolve().parent / "data" / "cases.json"
 
 
 def adversarial_stub(_messages):

@@ -10,7 +10,8 @@ from pathlib import Path
 from agent.context.pruning import prune_reasoning
 from agent.messages import AssistantMessage, UserMessage
 
-CASES = Path(__file__).resolve().parents[3] / "shared" / "cases" / "cases.json"
+# A copy of the inputs from shared/cases/cases.json, so the tests run wherever the repo is cloned.
+CASES = Path(__file__).resolve().parent / "data" / "cases.json"
 
 
 def _case():

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from agent.context.pruning import prune_reasoning
 
-CASES = Path(__file__).resolve().parents[3] / "shared" / "cases" / "cases.json"
+# A copy of the inputs from shared/cases/cases.json, so the tests run wherever the repo is cloned.
+CASES = Path(__file__).resolve().parent / "data" / "cases.json"
 
 
 def test_c19_expected_block():
