@@ -52,7 +52,7 @@ _STRICTNESS = {PermissionMode.READ_ONLY: 0, PermissionMode.ASK: 1, PermissionMod
 class CompactionSettings(BaseModel):
     """The ``[compaction]`` section."""
 
-    mode: str = Field("auto", description="off, auto or manual.")
+    mode: Literal["off", "auto", "manual"] = Field("auto", description="off, auto or manual (/compact only).")
     threshold: float = Field(0.8, description="Fraction of the context window that triggers auto-compaction.")
     warn_at: float = Field(0.6, description="Fraction of the context window at which the meter warns.")
     strip_reasoning_after_turns: int = Field(3, ge=0, description="Prune reasoning older than N user turns; 0 = off.")
@@ -292,5 +292,9 @@ def _build(file_values: dict[str, Any], flag_values: dict[str, Any]) -> Settings
             data[key] = merged
         elif key not in env_set:
             data[key] = value
-    data.update(flag_values)
+    for key, value in flag_values.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}  # a flag sets one key of a section
+        else:
+            data[key] = value
     return Settings.model_validate(data)

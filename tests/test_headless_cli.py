@@ -137,3 +137,28 @@ def test_text_output_shows_tool_lines(tmp_path, capsys):
     assert main(["run", "t", "--replay", str(rp), "-C", str(ws), "--model", "openai/gpt-4.1"]) == 0
     out = capsys.readouterr().out
     assert "read(" in out and "All good." in out
+
+
+def test_flags_before_run_are_kept(tmp_path, capsys):
+    code, events, _ = run_json(tmp_path, capsys, [{"content": "ok"}])
+    assert events[0]["model"] == "openai/gpt-4.1"
+    ws = tmp_path / "ws"
+    rp = replay(tmp_path, [{"content": "ok"}])
+    assert main(["--model", "anthropic/claude-sonnet-4-5", "run", "t", "--replay", str(rp), "-C", str(ws),
+                 "--output-format", "json"]) == 0
+    first = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert first["model"] == "anthropic/claude-sonnet-4-5"
+
+
+def test_compaction_flag_sets_only_the_mode(tmp_path, isolated_env):
+    from agent.config import load_settings
+
+    (isolated_env / "config.toml").write_text("[compaction]\nthreshold = 0.7\n")
+    s = load_settings(tmp_path, {"compaction": {"mode": "off"}})
+    assert s.compaction.mode == "off" and s.compaction.threshold == 0.7
+
+
+def test_compaction_flag_rejects_unknown_values(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["run", "x", "--compaction", "sometimes", "-C", str(tmp_path)])
+    assert info.value.code == 2

@@ -25,26 +25,35 @@ EXIT_USAGE = 2
 PICK = ""
 
 
-def _common_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", help="litellm model name, e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, "
+def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = False) -> None:
+    """Add the flags shared by the TUI and ``run``. On the ``run`` subparser the defaults are
+    suppressed, so a flag given before ``run`` is not overwritten by the subparser's default."""
+    add = parser.add_argument
+    if suppress_defaults:
+        def add(*names, **kwargs):  # noqa: E306 - a local wrapper keeps one flag list
+            kwargs["default"] = argparse.SUPPRESS
+            return parser.add_argument(*names, **kwargs)
+    add("--model", help="litellm model name, e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, "
                                         "ollama/qwen3, embedded/smollm2-135m")
-    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
-    parser.add_argument("--max-turns", type=int, metavar="N", help="stop after N steps with tool calls (default 50)")
-    parser.add_argument("--permission-mode", choices=["ask", "auto-edit", "full-auto", "read-only"],
+    add("--api-base", help="base URL of an OpenAI-compatible server")
+    add("--max-turns", type=int, metavar="N", help="stop after N steps with tool calls (default 50)")
+    add("--permission-mode", choices=["ask", "auto-edit", "full-auto", "read-only"],
                         help="which tool calls run without asking (default ask)")
-    parser.add_argument("--replay", type=Path, metavar="FILE",
+    add("--replay", type=Path, metavar="FILE",
                         help="use the scripted provider with the replies in FILE (JSON list)")
-    parser.add_argument("--replay-log", type=Path, metavar="FILE",
+    add("--replay-log", type=Path, metavar="FILE",
                         help="append every request the scripted provider receives to FILE (JSONL)")
-    parser.add_argument("-C", "--cwd", type=Path, metavar="DIR", help="workspace directory (default: current)")
-    parser.add_argument("--plan", action="store_true",
+    add("-C", "--cwd", type=Path, metavar="DIR", help="workspace directory (default: current)")
+    add("--plan", action="store_true",
                         help="Plan mode: explore read-only and propose a plan (run: print it and exit 0)")
-    parser.add_argument("--yes", action="store_true",
+    add("--yes", action="store_true",
                         help="with --plan only: carry out the plan without asking (permissions still follow "
                              "--permission-mode)")
-    parser.add_argument("--continue", dest="continue_", action="store_true",
+    add("--continue", dest="continue_", action="store_true",
                         help="continue the latest session of this project")
-    parser.add_argument("--resume", nargs="?", const=PICK, metavar="ID",
+    add("--compaction", choices=["off", "auto", "manual"],
+        help="context compaction: auto at the threshold (default), manual (/compact only) or off")
+    add("--resume", nargs="?", const=PICK, metavar="ID",
                         help="continue session ID (without ID: the TUI resumes the latest; run lists "
                              "recent sessions and exits 2)")
 
@@ -61,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task", help="the task for the agent")
     run.add_argument("--output-format", choices=["text", "json"], default="text",
                      help="text (rich) or json (one event per line)")
-    _common_flags(run)
+    _common_flags(run, suppress_defaults=True)
     return parser
 
 
@@ -71,6 +80,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "api_base": args.api_base,
         "max_turns": args.max_turns,
         "permission_mode": args.permission_mode,
+        "compaction": {"mode": args.compaction} if args.compaction else None,
     }
 
 
