@@ -60,6 +60,10 @@ class AgentSession:
         self.session_id = resumed.session_id if resumed else new_session_id()
         self._journal = journal  # one per session id, locked for the session's life
         self._restore_pending = resumed is not None
+        #: Plan mode (True) or Act mode, as the UI last recorded it (restored on resume).
+        self.plan_mode = False
+        if resumed is not None:
+            self._restore_modes(resumed.records)
         self._checkpoints: "Checkpoints | None" = None
         self._watcher: "FileWatcher | None" = None
         self.model_info: ModelInfo | None = None
@@ -198,12 +202,40 @@ class AgentSession:
         return self._permission_rules
 
     def set_permission_mode(self, mode: "PermissionMode | str") -> PermissionMode:
-        """Switch the permission mode now (the running loop's config and the settings) and return it."""
+        """Switch the permission mode now (the running loop's config and the settings), journal
+        it, and return it."""
         mode = PermissionMode(mode)
         self.settings.permission_mode = mode
         if self.agent is not None:
             self.agent.config.permission_mode = mode
+        self.record_modes()
         return mode
+
+    def record_modes(self, *, plan_mode: bool | None = None) -> None:
+        """Journal the permission mode and Plan/Act mode (``plan_mode`` updates the latter), so a
+        resumed session starts in the same modes."""
+        if plan_mode is not None:
+            self.plan_mode = plan_mode
+        self.journal.append({"kind": "mode", "permission_mode": PermissionMode(self.settings.permission_mode).value,
+                             "plan_mode": self.plan_mode, "time": time.time()})
+
+    def _restore_modes(self, records: list[dict]) -> None:
+        """Apply the last ``mode`` record of a resumed journal. The permission mode is restored
+        only when it is not looser than the one this run started with (a resume never grants
+        more than the command line or config did)."""
+        from .config import _STRICTNESS
+
+        modes = [r for r in records if r.get("kind") == "mode"]
+        if not modes:
+            return
+        last = modes[-1]
+        self.plan_mode = bool(last.get("plan_mode", False))
+        try:
+            recorded = PermissionMode(last.get("permission_mode"))
+        except ValueError:
+            return
+        if _STRICTNESS[recorded] <= _STRICTNESS[PermissionMode(self.settings.permission_mode)]:
+            self.settings.permission_mode = recorded
 
     # ------------------------------------------------------------------- journal, undo, watch
     @property

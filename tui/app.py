@@ -110,6 +110,8 @@ class OpenCLIApp(App):
         status.model = self.session.model
         status.embedded = self.is_embedded
         status.permission_mode = _mode_text(getattr(self.session.settings, "permission_mode", "ask"))
+        if getattr(self.session, "plan_mode", False) and not self.plan_mode.active:  # a resumed session
+            self.plan_mode.set_active(True)
         status.mode = self.plan_mode.mode
         workspace = getattr(self.session, "workspace", None)
         await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))

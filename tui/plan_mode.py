@@ -152,9 +152,13 @@ class PlanModeController:
         self.app.main_screen.query_one(StatusBar).mode = self.mode
 
     def set_active(self, active: bool) -> None:
-        """Enter (True) or leave Plan mode."""
+        """Enter (True) or leave Plan mode (journaled with the session, so a resume restores it)."""
+        changed = active != self.active
         self.active = active
         self.sync_status()
+        record = getattr(self.app.session, "record_modes", None)
+        if changed and record is not None:
+            record(plan_mode=active)
         if active:
             self.hide_hint()
 

@@ -163,6 +163,8 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     status.used_tokens = None
     status.prepared = False
     status.permission_mode = str(getattr(session.settings.permission_mode, "value", session.settings.permission_mode))
+    app.plan_mode.active = bool(getattr(session, "plan_mode", False))  # the resumed session's Plan/Act mode
+    app.plan_mode.sync_status()
     await conversation.add(WelcomeBlock(session.workspace.name, session.model))
     resumed = getattr(session, "resumed", None)
     messages = list(resumed.messages) if resumed is not None else []

@@ -311,3 +311,23 @@ def test_resume_restores_the_compacted_view(tmp_path):
     assert "Read every module." in str(sent)             # the task is kept verbatim
     assert len(second.agent.history) > compacted_len     # the full history is still there
     second.close()
+
+
+def test_resume_restores_modes_but_never_loosens_permissions(tmp_path):
+    ws = workspace(tmp_path)
+    first = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="ask"),
+                          provider=ScriptedProvider([{"content": "hi"}]), interactive=False)
+    run(first, "hello")
+    first.record_modes(plan_mode=True)
+    first.set_permission_mode("read-only")
+    first.close()
+    strict = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="ask"),
+                           provider=ScriptedProvider([]), interactive=False, resume="latest")
+    assert strict.plan_mode is True and strict.settings.permission_mode.value == "read-only"
+    strict.set_permission_mode("full-auto")
+    strict.close()
+    # Launched in ask mode: a recorded full-auto is not restored.
+    again = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="ask"),
+                          provider=ScriptedProvider([]), interactive=False, resume="latest")
+    assert again.settings.permission_mode.value == "ask" and again.plan_mode is True
+    again.close()

@@ -110,6 +110,20 @@ class TestResume:
         journal = Path(app.session.journal_path).read_text()
         assert "Continuing from where we were." in journal  # appended to the resumed journal
 
+    async def test_resume_restores_plan_mode(self, make_app, workspace, ui) -> None:
+        provider = ScriptedProvider([{"content": "hi"}])
+        first = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=provider, interactive=False)
+        first.run_turn("plan something later", lambda event: None, threading.Event())
+        first.record_modes(plan_mode=True)
+        first.close()
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            assert app.main_screen.query_one(StatusBar).mode == "Act"
+            await ui.submit(pilot, f"/resume {first.session_id}")
+            await ui.wait_for(pilot, lambda: app.session.session_id == first.session_id, what="the swap")
+            await ui.wait_for(pilot, lambda: app.main_screen.query_one(StatusBar).mode == "Plan", what="Plan mode")
+
     async def test_resume_by_id_and_unknown_id(self, make_app, workspace, ui) -> None:
         old_id = previous_session(workspace)
         app, _ = make_app([])
