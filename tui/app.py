@@ -66,6 +66,8 @@ class OpenCLIApp(App):
         Binding("ctrl+r", "cycle_permission_mode", "Permission mode", show=False),
     ]
 
+    _last_input = 0.0  # monotonic seconds of the last key, click or paste
+
     def __init__(self, session: Any, notices: list[str] | None = None, *, watch_themes: bool = True,
                  duration_format: Callable[[float], str] | None = None,
                  themes_dir: Path = THEMES_DIR, start_in_plan_mode: bool = False, **kwargs: Any) -> None:
@@ -99,7 +101,23 @@ class OpenCLIApp(App):
         """Fallbacks for our CSS variables, so built-in Textual themes work too."""
         return dict(THEME_VARIABLE_DEFAULTS)
 
+    async def on_event(self, event) -> None:
+        """Note user input (keys, mouse presses, pastes reach the app first) so the idle garbage
+        collection waits for a quiet moment; then handle the event as usual."""
+        from textual import events
+
+        if isinstance(event, (events.Key, events.MouseDown, events.Paste)):
+            self._last_input = time.monotonic()
+        await super().on_event(event)
+
+    def _idle_collect(self) -> None:
+        from .bridge import collect_when_idle
+
+        collect_when_idle(time.monotonic() - self._last_input, self.runner.running)
+
     async def on_mount(self) -> None:
+        self._last_input = time.monotonic()
+        self.set_interval(5.0, self._idle_collect)
         conversation = self.main_screen.query_one(Conversation)
         status = self.main_screen.query_one(StatusBar)
         self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,

@@ -50,14 +50,31 @@ def _pause_full_gc() -> None:
 
 
 def _resume_full_gc() -> None:
-    """Undo ``_pause_full_gc`` (no-op when not paused). No collection is forced here: a forced
-    full collection at the end of a turn froze the UI for a second or more in a long session;
-    Python's own heuristic (a full pass only once long-lived objects grew by a quarter) spreads
-    the cost instead."""
+    """Undo ``_pause_full_gc`` (no-op when not paused) without a full pass: the young
+    generations are collected (cheap) and the survivors frozen, so no automatic full collection
+    re-scans them while the user works (a full pass over a long session takes up to a second).
+    ``collect_when_idle`` runs the deferred full collection once the user has been idle."""
     global _saved_gc_threshold
     if _saved_gc_threshold is not None:
         gc.set_threshold(*_saved_gc_threshold)
         _saved_gc_threshold = None
+        gc.collect(1)
+        gc.freeze()
+
+
+#: Seconds without input or a running turn after which frozen objects get their full collection.
+IDLE_COLLECT_S = 20.0
+
+
+def collect_when_idle(idle_s: float, busy: bool) -> bool:
+    """Unfreeze and run one full collection when the app has been idle for ``IDLE_COLLECT_S``
+    seconds (``idle_s``) and no turn runs (``busy``); returns True when it collected. Called by
+    the app's idle timer, so the pause lands when nobody is typing."""
+    if busy or idle_s < IDLE_COLLECT_S or gc.get_freeze_count() == 0:
+        return False
+    gc.unfreeze()
+    gc.collect()
+    return True
 
 
 class AgentEventMessage(Message):

@@ -182,3 +182,25 @@ class TestSplitPoint:
         assert split_point(existing, "a = 1\n\nb = 2\n", 100) is None
         cut = split_point(existing, "a = 1\n\nb = 2\n```\n\nafter", 100)
         assert cut is not None and "```" in "a = 1\n\nb = 2\n```\n\nafter"[:cut]
+
+
+async def test_typing_counts_as_activity_for_the_idle_collection(make_app, ui):
+    """The deferred full garbage collection only runs when nobody is typing."""
+    import gc
+
+    from tui.bridge import IDLE_COLLECT_S, collect_when_idle
+
+    app, _ = make_app([])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_prepared(pilot, app)
+        app._last_input = 0.0
+        await pilot.press("a")
+        assert app._last_input > 0.0
+    gc.freeze()
+    try:
+        assert collect_when_idle(IDLE_COLLECT_S - 1, busy=False) is False
+        assert collect_when_idle(IDLE_COLLECT_S + 1, busy=True) is False
+        assert collect_when_idle(IDLE_COLLECT_S + 1, busy=False) is True
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
