@@ -123,6 +123,24 @@ class Checkpoints:
             return f"checkpoint of {self._show(key)} not saved: {exc}"
         return None
 
+    def after_tool(self, capability: Any, arguments: Any) -> None:
+        """Hook for the loop, right after a mutating tool call: record a digest of the file as the
+        agent left it, so ``/undo`` can tell when someone changed it afterwards."""
+        kind = getattr(capability, "value", capability)
+        if kind != "mutating" or not isinstance(arguments, dict) or not isinstance(arguments.get("path"), str):
+            return
+        target = self._resolve(arguments["path"])
+        if target is None or self._manifest is None:
+            return
+        for entry in self._manifest["files"]:
+            if entry["path"] == str(target):
+                entry["after"] = _digest(target)
+                try:
+                    self._write_manifest()
+                except OSError:
+                    pass
+                return
+
     # ---------------------------------------------------------------------------------- undo
     def undo_last_turn(self) -> list[str]:
         """Restore the files the newest checkpointed turn changed and drop that checkpoint.
@@ -158,6 +176,9 @@ class Checkpoints:
         try:
             if entry.get("skipped"):
                 return f"not restored: {shown} ({entry['skipped']})"
+            if "after" in entry and _digest(path) != entry["after"]:
+                # Someone (the user, another tool) changed it after the agent: never overwrite that.
+                return f"not restored: {shown} (changed since that turn; your later edits are kept)"
             if not entry.get("existed"):
                 if path.is_file() or path.is_symlink():
                     path.unlink()
@@ -205,3 +226,13 @@ class Checkpoints:
         from .tools.write import atomic_write
 
         atomic_write(self._turn_dir() / MANIFEST, json.dumps(self._manifest).encode("ascii"))
+
+
+def _digest(path: Path) -> str | None:
+    """SHA-256 of the file's bytes, or ``None`` when it does not exist or cannot be read."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None

@@ -364,7 +364,10 @@ class Agent:
             warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
             if warning:
                 emit(Notice(message=warning))
-        return self.registry.execute(call, ctx)
+        output = self.registry.execute(call, ctx)
+        if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
+            self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
+        return output
 
     # ------------------------------------------------------------------------ external changes
     def on_file_changed(self) -> list[str]:

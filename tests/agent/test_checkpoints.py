@@ -135,3 +135,30 @@ def test_denied_calls_take_no_checkpoint(tmp_path):
     s.run_turn("try", lambda e: None, threading.Event())
     assert s.undo() == ["nothing to undo"]
     s.close()
+
+
+def test_undo_never_overwrites_edits_made_after_the_turn(tmp_path):
+    """A file changed after the agent's turn (by the user) is not restored, and says why."""
+    import threading
+
+    from agent.config import Settings
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime import build_session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "calc.py").write_text("a - b\n")
+    (ws / "other.py").write_text("x\n")
+    edits = [{"tool_calls": [{"name": "edit", "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}},
+                             {"name": "edit", "arguments": {"path": "other.py", "old_string": "x", "new_string": "y"}}]},
+             {"content": "done"}]
+    session = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                            provider=ScriptedProvider(edits), interactive=False)
+    session.run_turn("fix", lambda e: None, threading.Event())
+    with open(ws / "calc.py", "a") as fh:
+        fh.write("# USER WORK\n")
+    lines = session.undo()
+    assert (ws / "calc.py").read_text() == "a + b\n# USER WORK\n"
+    assert any("calc.py" in line and "changed since" in line for line in lines)
+    assert (ws / "other.py").read_text() == "x\n" and any(line == "restored other.py" for line in lines)
+    session.close()
