@@ -38,7 +38,7 @@ from .events import (
     TurnStarted,
 )
 from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage
-from .permissions import denial_message, gate
+from .permissions import denial_message, gate, touches_protected_path
 from .reminders import ReadFileStamps, ReminderEngine
 from .providers.base import ModelRequest, Provider, ProviderError
 from .reply import ReplyAssembler
@@ -339,6 +339,9 @@ class Agent:
                     return ToolOutput(text=ruling.message, is_error=True)
                 if ruling.verdict == "allow" and verdict == "ask":  # allow rules answer instead of the user
                     verdict = "allow"
+            if verdict == "allow" and self.config.permission_mode != PermissionMode.FULL_AUTO \
+                    and touches_protected_path(tool.capability, call.parsed_arguments(), self.workspace):
+                verdict = "ask"  # .git/ holds hooks and config that run commands: an edit there is exec
             if verdict == "deny" or (verdict == "ask" and not self.config.interactive):
                 return ToolOutput(text=denial_message(call.name, tool.capability, self.config.permission_mode,
                                                       headless=not self.config.interactive), is_error=True)

@@ -43,3 +43,26 @@ def denial_message(tool_name: str, capability: Capability, mode: PermissionMode,
                 f"'{mode.value}', and headless runs never prompt. Rerun with {flag_that_allows(capability)} "
                 f"to allow it.")
     return f"Permission denied: the user did not allow {tool_name}."
+
+
+#: Folders whose files can make git (or the app) run commands: editing them is as risky as exec.
+PROTECTED_DIRS = (".git",)
+
+
+def touches_protected_path(capability: Capability, arguments: object, workspace) -> bool:
+    """True when a mutating call targets a path inside a protected folder (``.git/``: hooks,
+    ``core.fsmonitor`` or aliases in its config run commands on the next git call), so that
+    auto-edit asks for it like for a command. ``arguments``: the decoded call arguments."""
+    from pathlib import Path
+
+    if capability != Capability.MUTATING or not isinstance(arguments, dict):
+        return False
+    path = arguments.get("path")
+    if not isinstance(path, str) or not path.strip():
+        return False
+    target = Path(path) if Path(path).is_absolute() else Path(workspace) / path
+    try:
+        parts = target.resolve().relative_to(Path(workspace).resolve()).parts
+    except (ValueError, OSError, RuntimeError):
+        parts = Path(path).parts
+    return any(part in PROTECTED_DIRS for part in parts)

@@ -329,3 +329,21 @@ def test_think_tool_only_for_models_without_native_reasoning(tmp_path, setting, 
     system = provider.requests[0].messages[0]["content"]
     tools_line = next(line for line in system.splitlines() if line.startswith("Tools:"))
     assert ("think" in tools_line) == expected and ("Use think" in system) == expected
+
+
+def test_auto_edit_asks_before_editing_inside_dot_git(tmp_path):
+    """An edit of .git/config (core.fsmonitor, hooks) would run commands on the next git call:
+    in auto-edit it is refused headless and asked for in the TUI, like a command."""
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("[core]\n")
+    edit = {"name": "edit", "arguments": {"path": ".git/config", "old_string": "[core]\n",
+                                          "new_string": "[core]\n\tfsmonitor = touch /tmp/pwned\n"}}
+    provider = ScriptedProvider([{"tool_calls": [edit, {"name": "write", "arguments": {"path": "ok.txt", "content": "x"}}]},
+                                 {"content": "done"}])
+    session = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="auto-edit"), provider=provider,
+                            interactive=False)
+    result, rec = run(session)
+    git_edit, normal_write = rec.of(ToolCallFinished)
+    assert git_edit.is_error and "fsmonitor" not in (ws / ".git" / "config").read_text()
+    assert not normal_write.is_error and (ws / "ok.txt").read_text() == "x"
