@@ -162,3 +162,37 @@ def test_compaction_flag_rejects_unknown_values(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["run", "x", "--compaction", "sometimes", "-C", str(tmp_path)])
     assert info.value.code == 2
+
+
+def test_empty_task_is_a_usage_error(tmp_path, capsys):
+    assert main(["run", "   ", "-C", str(tmp_path)]) == 2
+    assert "empty" in capsys.readouterr().err
+
+
+def test_replay_without_model_gets_a_full_tool_set(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("old\n")
+    rp = replay(tmp_path, [{"tool_calls": [{"name": "edit", "arguments": {"path": "a.txt", "old_string": "old",
+                                                                          "new_string": "new"}}]},
+                           {"content": "edited"}])
+    assert main(["run", "fix", "--replay", str(rp), "-C", str(ws), "--permission-mode", "full-auto"]) == 0
+    assert (ws / "a.txt").read_text() == "new\n"
+
+
+def test_model_text_cannot_drive_the_terminal(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rp = replay(tmp_path, [{"content": "clear \x1b[2J\x1b]0;PWNED\x07 done"}])
+    assert main(["run", "t", "--replay", str(rp), "-C", str(ws)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b]0" not in out and "\x1b[2J" not in out and "done" in out
+
+
+def test_closed_pipe_does_not_crash(tmp_path):
+    rp = replay(tmp_path, [{"tool_calls": [{"name": "glob", "arguments": {"pattern": f"*{i}"}}]} for i in range(3)]
+                + [{"content": "ok"}])
+    code = f"{sys.executable} -m tui run t --replay {rp} -C {tmp_path} --output-format json | head -1"
+    proc = subprocess.run(["bash", "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert json.loads(proc.stdout)["type"] in ("notice", "turn_started")
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

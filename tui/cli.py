@@ -23,6 +23,8 @@ from typing import Any, Sequence
 EXIT_USAGE = 2
 #: ``--resume`` given without an id.
 PICK = ""
+#: The model identity of a ``--replay`` run without ``--model`` (provider rules, context window).
+REPLAY_DEFAULT_MODEL = "openai/gpt-4.1"
 
 
 def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = False) -> None:
@@ -118,6 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("opencli-tui: error: --yes needs --plan (it approves the plan; it does not change permissions)",
               file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "run" and not args.task.strip():
+        print("opencli-tui: error: the task is empty: say what the agent should do", file=sys.stderr)
+        return EXIT_USAGE
     workspace = (args.cwd or Path(os.getcwd())).expanduser()
     if not workspace.is_dir():
         print(f"opencli-tui: error: workspace {workspace} is not a directory", file=sys.stderr)
@@ -135,7 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     notices: list[str] = []
     try:
-        settings = load_settings(workspace, _flags(args), notices)
+        flags = _flags(args)
+        if args.replay is not None and flags["model"] is None:
+            # A replay stands in for the model: give it a real model's identity (and full tool
+            # set) rather than the embedded one's read-only tools, unless --model says otherwise.
+            flags["model"] = REPLAY_DEFAULT_MODEL
+        settings = load_settings(workspace, flags, notices)
         session = build_session(workspace, settings, replay=args.replay, replay_log=args.replay_log,
                                 interactive=args.command != "run", resume=resume, model=args.model)
     except (ConfigError, ReplayError, SessionNotFoundError, SessionLockedError) as exc:

@@ -8,6 +8,8 @@ a public interface: extend only). The one-line reason of a non-zero exit goes to
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import sys
 import threading
@@ -36,6 +38,15 @@ def summarize_arguments(arguments: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_UNSAFE_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _terminal_safe(text: str) -> str:
+    """Drop control characters (ESC included) from model text before it reaches the terminal:
+    a reply must not be able to clear the screen or retitle the window."""
+    return _UNSAFE_CONTROLS.sub("", text)
+
+
 class JsonPrinter:
     """Prints each event as one JSON line on ``out`` (UI-only requests are skipped)."""
 
@@ -47,8 +58,13 @@ class JsonPrinter:
         if isinstance(event, PermissionRequest):
             return
         with self._lock:
-            self.out.write(json.dumps(event.to_json_dict(), ensure_ascii=False) + "\n")
-            self.out.flush()
+            try:
+                self.out.write(json.dumps(event.to_json_dict(), ensure_ascii=False) + "\n")
+                self.out.flush()
+            except BrokenPipeError:  # the reader went away (e.g. `| head`): stop printing quietly
+                self.broken = True
+
+    broken = False
 
 
 class TextPrinter:
@@ -76,12 +92,12 @@ class TextPrinter:
             if self._in_reasoning:
                 self._end_stream()
             self._in_text = True
-            self.console.print(Text(event.text), end="")
+            self.console.print(Text(_terminal_safe(event.text)), end="")
         elif isinstance(event, ReasoningDelta):
             if self._in_text:
                 self._end_stream()
             self._in_reasoning = True
-            self.console.print(Text(event.text, style="dim italic"), end="")
+            self.console.print(Text(_terminal_safe(event.text), style="dim italic"), end="")
         elif isinstance(event, ToolCallStarted):
             self._end_stream()
             self.console.print(Text(f"● {event.name}({summarize_arguments(event.arguments)})", style="cyan"))
@@ -151,7 +167,20 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
     """
     out = out or sys.stdout
     err = err or sys.stderr
-    emit = JsonPrinter(out) if output_format == "json" else TextPrinter(out, err)
+    printer = JsonPrinter(out) if output_format == "json" else TextPrinter(out, err)
+    pipe_closed = threading.Event()
+
+    def emit(event: AgentEvent) -> None:
+        if pipe_closed.is_set():
+            return
+        try:
+            printer(event)
+        except BrokenPipeError:  # the reader went away (`| head`): the run goes on, quietly
+            pipe_closed.set()
+        if getattr(printer, "broken", False):
+            pipe_closed.set()
+
+    emit.printer = printer  # type: ignore[attr-defined]
     for message in (notices or []) + session.startup_notices():
         emit(Notice(message=message))
     cancel = threading.Event()
@@ -171,6 +200,9 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     code = exit_code_for(result.stop_reason)
+    if pipe_closed.is_set() and out is sys.stdout:
+        # Point stdout at /dev/null so the interpreter's final flush does not fail loudly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if code != 0:
         reason = {
             "error": f"error: {result.final_text or 'the run failed'}",
@@ -191,8 +223,9 @@ def _plan_and_maybe_execute(session, task: str, emit, cancel: threading.Event, e
             return planned.turn
         return planned.turn.model_copy(update={
             "stop_reason": "error", "final_text": "the model gave no plan: " + " ".join(planned.message.split())[:200]})
-    if isinstance(emit, TextPrinter):
-        emit.print_plan(planned.plan.to_markdown())
+    printer = getattr(emit, "printer", emit)
+    if isinstance(printer, TextPrinter):
+        printer.print_plan(planned.plan.to_markdown())
     if not execute:
         return planned.turn
     if cancel.is_set():
