@@ -99,6 +99,35 @@ class TestMatching:
         assert self.verdict("echo 'x; git push origin") == "deny"  # unparsable, still denied
         assert self.verdict("rm -r x") == "none"
 
+    @pytest.mark.parametrize("line", [
+        "rm -fr /tmp/d1", "/bin/rm -rf /tmp/d2", "rm -r -f /tmp/d3", "rm -Rf x", "rm -rfv x", "rm -f -r x",
+        "rm --recursive --force x", 'bash -c "rm -rf /tmp/x8"', "sh -c 'rm -fr x'", "zsh -lc 'git -C . push'",
+        "dash -c 'echo $(rm -rf x)'", "bash -c \"bash -c 'rm -rf x'\"", 'eval "rm -rf x"', "eval rm -fr x",
+        "git -C . push", "git -c x=y push", "git --no-pager push", "git --git-dir=.git push", "/usr/bin/git push",
+        "sudo -u root /bin/rm -fr x", "timeout 5 rm -rf x", "nice -n 5 rm -rf x", "stdbuf -oL rm -rf x",
+        "command rm -rf x", "exec rm -rf x", "nohup rm -rf x", "env A=1 /bin/rm -rf x", "xargs rm -fr",
+        "find . -exec rm -rf {} +", "if rm -rf x; then :; fi", "ls | xargs sh -c 'rm -fr \"$1\"'"])
+    def test_deny_bypasses_are_denied(self, line: str) -> None:
+        assert self.verdict(line) == "deny", line
+
+    @pytest.mark.parametrize("line", ["rm file", "rm -r x", "git pull", "grep -rf pattern", "git commit -m push",
+                                      "./rm -r x"])
+    def test_deny_non_matches(self, line: str) -> None:
+        assert self.verdict(line) != "deny", line
+
+    def test_allow_normalisation_and_shell_reentry(self) -> None:
+        rules = PermissionRules(allow=["git status", "bash", "pytest", "find"])
+        verdict = lambda line: rules.check("bash", {"command": line}).verdict  # noqa: E731
+        assert verdict("git -C . status") == "allow"
+        assert verdict("git --no-pager status -s") == "allow"
+        assert verdict("git -c core.fsmonitor=x status") == "none"  # -c can run code: not skipped
+        assert verdict("bash -c pytest") == "allow"
+        assert verdict("bash -c 'pytest; curl x'") == "none"
+        assert verdict("bash -c 'echo hi > f'") == "none"
+        assert verdict("find . -name x") == "allow"
+        assert verdict("find . -exec cat {} +") == "none"
+        assert verdict("./pytest") == "none"  # allow rules do not match by basename
+
     def test_tool_rules_and_session_answers(self) -> None:
         rules = PermissionRules(allow=["edit"], deny=["tool:write"])
         assert rules.check("edit", {"path": "a"}).verdict == "allow"
