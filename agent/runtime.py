@@ -267,8 +267,8 @@ class AgentSession:
                        on_git_changed: "Callable[[], None] | None" = None) -> None:
         """Watch the files the agent has read and the git index/HEAD in a daemon thread
         (agent/file_watch.py). A change of a read file queues an external-change reminder for the
-        next tool result, then ``on_files_changed(paths)`` is called (watcher thread; paths
-        absolute); a git index/HEAD change calls ``on_git_changed()``. Idempotent; prepares first."""
+        next tool result, then ``on_files_changed(paths)`` is called with those files only
+        (watcher thread; paths as the agent read them); a git index/HEAD change calls ``on_git_changed()``. Idempotent; prepares first."""
         from .file_watch import FileWatcher, find_git_dir, stamped_paths
 
         self.prepare()
@@ -277,10 +277,11 @@ class AgentSession:
 
         def files_changed(paths: list[str]) -> None:
             agent = self.agent
-            if agent is not None:
-                agent.on_file_changed()
-            if on_files_changed is not None:
-                on_files_changed(paths)
+            # Only files whose content really changed outside the agent (its own writes are not
+            # reported: the file stamps filter them) reach the caller.
+            changed = agent.on_file_changed() if agent is not None else []
+            if changed and on_files_changed is not None:
+                on_files_changed(changed)
 
         def watched() -> list[Path]:
             agent = self.agent

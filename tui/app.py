@@ -135,6 +135,10 @@ class OpenCLIApp(App):
         await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
         for line in self._startup_notices():
             await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
+        if getattr(self.session, "resumed", None) is not None:  # --continue / --resume ID
+            from .session_commands import show_resumed_at_start
+
+            await show_resumed_at_start(self)  # redraws from session.resumed (set by build_session)
         self.main_screen.query_one(PromptInput).focus()
         self.call_after_refresh(self.runner.prepare)
         if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id

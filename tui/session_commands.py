@@ -9,9 +9,13 @@ The app hooks in with a few lines (tui/app.py, tui/commands.py); everything else
 - ``resume(app, ref)``: ``/resume ID`` resumes directly, ``/resume`` opens the session picker;
   resuming builds a new session with ``build_session(..., resume=id)``, swaps it into the app
   (the old one is closed: its journal lock released) and rebuilds the conversation blocks.
+- ``show_resumed_at_start(app)``: the app was started on a resumed session (``--continue``,
+  ``--resume ID``): redraw its conversation as ``/resume`` does.
 - ``start_watching(app)`` / ``stop_watching(app)``: ``session.start_watching`` with callbacks that
   post ``WatchEvent`` to the app from the watcher thread (a new git snapshot for the sidebar, and
-  the external-change paths).
+  the external-change paths). The runtime hands the callback every path the watcher saw, the
+  agent's own writes included; only the paths ``agent.on_file_changed()`` returned (really
+  changed outside the agent, per its file stamps) are shown.
 """
 
 from __future__ import annotations
@@ -144,6 +148,20 @@ async def resume_session(app: "OpenCLIApp", ref: str) -> bool:
     return True
 
 
+async def show_resumed_at_start(app: "OpenCLIApp") -> None:
+    """At start-up on a resumed session: redraw its conversation, then the start-up notices."""
+    from .widgets.blocks import NoticeBlock
+    from .widgets.conversation import Conversation
+
+    if getattr(app.session, "resumed", None) is None:
+        return
+    await rebuild_conversation(app)
+    conversation = app.main_screen.query_one(Conversation)
+    for line in app._startup_notices():
+        await conversation.add(NoticeBlock(line, kind="warning" if app.is_embedded else "notice"))
+    conversation.scroll_end(animate=False)
+
+
 async def rebuild_conversation(app: "OpenCLIApp") -> None:
     """Clear the conversation pane and redraw the session's resumed messages as blocks (user
     prompts, assistant text, reasoning, tool calls with their results)."""
@@ -215,15 +233,49 @@ def start_watching(app: "OpenCLIApp") -> None:
             return None
 
     def files_changed(paths: list[str]) -> None:
-        app.post_message(WatchEvent(paths=paths, git=snapshot()))
+        # ``paths`` is everything the watcher saw (the agent's own edits too); runtime called
+        # ``agent.on_file_changed()`` just before, and its result was recorded (_record_changes).
+        agent = getattr(session, "agent", None)
+        changed = _take_recorded_changes(agent)
+        _record_changes(agent)  # an agent rebuilt since (model switch): record from now on
+        app.post_message(WatchEvent(paths=changed, git=snapshot()))
 
     def git_changed() -> None:
         app.post_message(WatchEvent(git=snapshot()))
 
+    _record_changes(session.agent)
     try:
         starter(on_files_changed=files_changed, on_git_changed=git_changed)
     except Exception as exc:  # noqa: BLE001 - watching is a nicety
         app.notify(f"Not watching files: {exc}", severity="warning", timeout=5)
+
+
+def _record_changes(agent: Any) -> None:
+    """Wrap ``agent.on_file_changed`` (on the instance, once) so the paths it returns are kept
+    for the TUI's watcher callback, which the runtime calls right after it on the same thread."""
+    if agent is None or getattr(agent, "_tui_records_changes", False):
+        return
+    original = agent.on_file_changed
+
+    def recorded() -> list[str]:
+        changed = list(original() or [])
+        agent._tui_changed_paths.extend(changed)
+        return changed
+
+    try:
+        agent._tui_changed_paths = []
+        agent.on_file_changed = recorded
+        agent._tui_records_changes = True
+    except AttributeError:  # an agent object that cannot be wrapped: no notices
+        pass
+
+
+def _take_recorded_changes(agent: Any) -> list[str]:
+    """The paths ``agent.on_file_changed()`` returned since the last call (then forgotten)."""
+    paths = list(getattr(agent, "_tui_changed_paths", None) or [])
+    if paths:
+        agent._tui_changed_paths.clear()
+    return list(dict.fromkeys(paths))
 
 
 def stop_watching(app: "OpenCLIApp") -> None:
@@ -251,5 +303,5 @@ def on_watch_event(app: "OpenCLIApp", event: WatchEvent) -> None:
             except ValueError:
                 names.append(str(path))
         app.notify("Changed on disk: " + ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
-                   + " (the agent will be told)", timeout=5)
+                   + " (the agent will be reminded at its next tool result)", timeout=5)
     sidebar.refresh(layout=True)

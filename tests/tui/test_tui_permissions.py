@@ -51,8 +51,12 @@ class TestPermissionPrompt:
         app, provider = make_app([{"tool_calls": [WRITE_CALL]}, {"content": "ok"}], permission_mode="ask")
         async with app.run_test(size=(120, 36)) as pilot:
             await ui.submit(pilot, "write notes")
-            await _wait_modal(ui, pilot, app)
-            await pilot.press("n")
+            screen = await _wait_modal(ui, pilot, app)
+            await pilot.press("n")  # focuses the reason box; an empty Enter denies without a reason
+            await pilot.pause()
+            assert isinstance(app.screen, PermissionScreen)
+            assert screen.focused is screen.query_one("#permission-reason", Input)
+            await pilot.press("enter")
             await ui.wait_turn(pilot, app)
         tool_messages = [m for m in provider.requests[-1].messages if m["role"] == "tool"]
         assert "did not allow" in tool_messages[-1]["content"]
@@ -66,6 +70,62 @@ class TestPermissionPrompt:
             await ui.wait_turn(pilot, app)
             assert not isinstance(app.screen, PermissionScreen)
             assert app.handler.turn_finished.stop_reason == "cancelled"
+        assert len(provider.requests) == 1
+
+    async def test_typing_a_reason_after_n_never_answers_with_its_letters(self, make_app, workspace, ui) -> None:
+        app, provider = make_app([_bash("touch ran.txt"), {"content": "Understood."}], permission_mode="ask")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "make a file")
+            screen = await _wait_modal(ui, pilot, app)
+            await pilot.press("n")
+            await pilot.pause()
+            assert isinstance(app.screen, PermissionScreen)  # n alone does not deny
+            # "p", "y", "t" and "n" in the reason are text, not answers.
+            await pilot.press(*["space" if c == " " else c for c in "please use printf, not touch"])
+            await pilot.pause()
+            assert app.screen is screen
+            assert screen.query_one("#permission-reason", Input).value == "please use printf, not touch"
+            await pilot.press("enter")
+            await ui.wait_turn(pilot, app)
+            assert app.query_one(ToolBlock).status == "error"
+        assert not (workspace / "ran.txt").exists()
+        assert app.session.permission_rules.session_prefixes == []
+        tool_messages = [m for m in provider.requests[-1].messages if m["role"] == "tool"]
+        assert "please use printf, not touch" in tool_messages[-1]["content"]
+
+    async def test_letters_in_the_prefix_box_type_text(self, make_app, workspace, ui) -> None:
+        app, provider = make_app([_bash("touch ran.txt"), {"content": "ok"}], permission_mode="ask")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "make a file")
+            screen = await _wait_modal(ui, pilot, app)
+            prefix = screen.query_one("#permission-prefix", Input)
+            prefix.focus()
+            prefix.value = ""
+            await pilot.press("t", "y", "n", "p")
+            await pilot.pause()
+            assert app.screen is screen and prefix.value == "tynp"
+            await pilot.press("escape")
+            await ui.wait_turn(pilot, app)
+        assert not (workspace / "ran.txt").exists()
+
+    async def test_escape_in_the_prompt_denies_and_cancels_the_turn(self, make_app, workspace, ui) -> None:
+        calls = [{"name": "bash", "arguments": {"command": "touch one.txt"}},
+                 {"name": "bash", "arguments": {"command": "touch two.txt"}}]
+        app, provider = make_app([{"tool_calls": calls}, {"content": "never"}], permission_mode="ask")
+        pushed: list = []
+        push_screen = app.push_screen
+        app.push_screen = lambda screen, *args, **kwargs: (pushed.append(screen), push_screen(screen, *args, **kwargs))[1]
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "make files")
+            screen = await _wait_modal(ui, pilot, app)
+            assert screen.command == "touch one.txt"
+            await pilot.press("escape")
+            await ui.wait_turn(pilot, app)
+            assert not isinstance(app.screen, PermissionScreen)  # no second prompt
+            assert app.handler.turn_finished.stop_reason == "cancelled"
+            await pilot.pause(0.2)
+            assert [type(s) for s in pushed].count(PermissionScreen) == 1
+        assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
         assert len(provider.requests) == 1
 
 
@@ -103,7 +163,7 @@ class TestPermissionScopes:
             # "echo two && echo three" runs without asking; "touch" asks again.
             screen = await _wait_modal(ui, pilot, app)
             assert screen.command == "touch made.txt"
-            await pilot.press("n")
+            await pilot.press("n", "enter")
             await ui.wait_turn(pilot, app)
             statuses = [b.status for b in app.query(ToolBlock)]
             assert statuses == ["ok", "ok", "error"]

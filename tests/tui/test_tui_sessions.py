@@ -3,6 +3,7 @@ the watcher refreshing the sidebar."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
@@ -135,6 +136,28 @@ class TestResume:
             await ui.wait_for(pilot, lambda: app.session.session_id == old_id, what="the swap")
             await ui.wait_for(pilot, lambda: len(app.query(UserBlock)) == 1, what="the rebuilt blocks")
 
+    async def test_starting_on_a_resumed_session_shows_its_conversation(self, workspace, ui) -> None:
+        from tui.app import OpenCLIApp
+
+        old_id = previous_session(workspace)
+        provider = ScriptedProvider([{"content": "Continuing."}])
+        session = build_session(workspace, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                                provider=provider, interactive=True, resume=old_id)
+        app = OpenCLIApp(session=session, watch_themes=False)  # like `opencli-tui --resume ID`
+        app.animation_level = "none"
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            assert [b.text for b in app.query(UserBlock)] == ["fix add in calc.py"]
+            tool = app.query_one(ToolBlock)
+            assert tool.tool_name == "read" and tool.status == "ok"
+            assert len(app.query(AssistantBlock)) == 2
+            assert any(f"Resumed session {old_id}" in n for n in notices(app))
+            await ui.submit(pilot, "and now?")
+            await ui.wait_turn(pilot, app)
+            assert [b.text for b in app.query(UserBlock)] == ["fix add in calc.py", "and now?"]
+        contents = [m.get("content") for m in provider.requests[-1].messages]
+        assert "fix add in calc.py" in contents and "and now?" in contents
+
     async def test_picker_opens_at_start_and_esc_keeps_the_new_session(self, make_app, workspace, ui) -> None:
         previous_session(workspace)
         app, _ = make_app([])
@@ -173,3 +196,33 @@ class TestWatcher:
                               timeout=15, what="the changed path")
             assert any(e.git is not None for e in seen)  # a fresh git snapshot for the sidebar
         assert app.session._watcher is None  # stopped on exit
+
+    async def test_no_changed_on_disk_notice_for_the_agents_own_edit(self, make_app, workspace, ui) -> None:
+        read = {"name": "read", "arguments": {"path": "calc.py"}}
+        app, _ = make_app([{"tool_calls": [read]}, {"tool_calls": [EDIT]},
+                           {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
+                           {"content": "done"}], permission_mode="ask")
+        shown: list[str] = []
+        notify = app.notify
+        app.notify = lambda message, *args, **kwargs: (shown.append(str(message)), notify(message, *args, **kwargs))[1]
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "fix calc")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what="the edit prompt")
+            await pilot.press("y")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen)
+                              and app.screen.tool_name == "bash", what="the bash prompt")
+            assert "return a + b" in (workspace / "calc.py").read_text()
+            watcher = app.session._watcher
+            assert watcher is not None
+            # What the watcher reports for the agent's own edit (called as its thread would).
+            await asyncio.to_thread(watcher.on_files_changed, [str(workspace / "calc.py")])
+            await pilot.pause(0.3)
+            assert not [m for m in shown if "Changed on disk" in m]
+            await pilot.press("n", "enter")
+            await ui.wait_turn(pilot, app)
+            # A real change from outside is shown, with a true description.
+            (workspace / "calc.py").write_text("def add(a, b):\n    return b + a\n", encoding="utf-8")
+            await asyncio.to_thread(watcher.on_files_changed, [str(workspace / "calc.py")])
+            await ui.wait_for(pilot, lambda: any("Changed on disk: calc.py" in m for m in shown), what="the notice")
+            notice = next(m for m in shown if "Changed on disk" in m)
+            assert "the agent will be reminded at its next tool result" in notice

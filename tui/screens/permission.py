@@ -8,12 +8,14 @@
   ``risky_spans``: ``rm``, ``sudo``, ``curl | sh``, write redirects, ``git push``...) and why;
 - other tools: the loop's preview and the arguments, as plain text.
 
-Answers (keys work while no text box has the focus): ``y`` allow once; ``t`` allow this tool for
-the rest of the session; ``p`` (bash only) allow for the session every command line whose
-commands all start with the prefix in the prefix box (prefilled with the command's first words,
-editable; Enter there allows it); ``n`` deny, sending the typed reason (Enter in the reason box
-does the same), which goes back to the model; Esc denies without a reason. The screen dismisses
-with a ``PermissionDecision``; the caller resolves the request's future with it.
+Answers (the letter keys work only while no text box has the focus; in a text box they type
+text): ``y`` allow once; ``t`` allow this tool for the rest of the session; ``p`` (bash only)
+allow for the session every command line whose commands all start with the prefix in the prefix
+box (prefilled with the command's first words, editable; Enter there allows it); ``n`` does not
+deny at once: it focuses the (emptied) reason box, and Enter there denies, sending the typed
+reason (if any) to the model; the Deny button denies with the reason typed so far. Esc denies
+the call and cancels the running turn (like Esc in the main screen). The screen dismisses with a
+``PermissionDecision``; the caller resolves the request's future with it.
 """
 
 from __future__ import annotations
@@ -144,8 +146,8 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         Binding("y", "allow", "Allow once"),
         Binding("t", "allow_tool", "Allow tool for session"),
         Binding("p", "allow_prefix", "Allow prefix for session"),
-        Binding("n", "deny", "Deny"),
-        Binding("escape", "deny_silently", "Deny", show=False),
+        Binding("n", "deny", "Deny (type a reason, Enter)"),
+        Binding("escape", "deny_and_cancel", "Deny and cancel the turn", show=False),
     ]
 
     class Withdrawn(Message):
@@ -236,6 +238,15 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         if self.is_current:
             self.dismiss(None)
 
+    def _text_box_focused(self) -> bool:
+        return isinstance(self.focused, Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While a text box has the focus, the letter keys type text: y/t/p/n never answer."""
+        if action in ("allow", "allow_tool", "allow_prefix", "deny") and self._text_box_focused():
+            return False
+        return True
+
     def _reason(self) -> str:
         return self.query_one("#permission-reason", Input).value.strip()
 
@@ -261,22 +272,33 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         self.dismiss(PermissionDecision(allow=True, scope="session_prefix", prefix=prefix))
 
     def action_deny(self) -> None:
+        """``n``: focus the emptied reason box; Enter there denies with the typed reason."""
+        box = self.query_one("#permission-reason", Input)
+        box.value = ""
+        box.focus()
+
+    def deny(self) -> None:
         """Deny, sending the typed reason (if any) to the model."""
         self.dismiss(PermissionDecision(allow=False, reason=self._reason()))
 
-    def action_deny_silently(self) -> None:
-        """Deny without a reason (Esc)."""
-        self.dismiss(PermissionDecision(allow=False))
+    async def action_deny_and_cancel(self) -> None:
+        """Esc: deny this call and cancel the running turn (the app's cancel action resolves the
+        pending request and withdraws this screen); without a running turn, just deny."""
+        cancel = getattr(self.app, "action_cancel_turn", None)
+        if callable(cancel):
+            await cancel()
+        if self.is_current:
+            self.dismiss(PermissionDecision(allow=False, reason="cancelled by the user"))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         actions = {"allow": self.action_allow, "allow-tool": self.action_allow_tool,
                    "allow-prefix": self.action_allow_prefix}
-        actions.get(event.button.id or "", self.action_deny)()
+        actions.get(event.button.id or "", self.deny)()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if event.input.id == "permission-prefix":
             self.action_allow_prefix()
         else:
-            self.action_deny()
+            self.deny()
