@@ -9,10 +9,13 @@ A project file may not loosen permissions nor change ``api_base`` (a cloned repo
 be able to): those keys are dropped from it, with a notice, unless they make things stricter.
 
 ``load_settings`` raises ``ConfigError`` with one line naming the setting when a value is invalid.
+Unknown keys (in either file, or ``OPENCLI_*`` env names) are not errors, for forward
+compatibility: each gives a notice naming the key, its source and the likely intended key.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from enum import Enum
@@ -66,7 +69,7 @@ class CompactionSettings(BaseModel):
 class EmbeddedSettings(BaseModel):
     """The ``[embedded]`` section: the offline local model."""
 
-    tools: str = Field("read-only", description="read-only (read, grep, glob) or all: which tools the small local model gets.")
+    tools: Literal["read-only", "all"] = Field("read-only", description="read-only (read, grep, glob) or all: which tools the small local model gets.")
     max_turns: int = Field(6, ge=1, description="Cap on tool steps for the small local model.")
     context_tokens: int = Field(4096, ge=512, description="llama.cpp context size (tokens).")
     max_reply_tokens: int = Field(256, ge=16, description="Cap on tokens generated per reply.")
@@ -192,6 +195,65 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: ``OPENCLI_*`` env names that are not settings.
+_NON_SETTING_ENV = {"OPENCLI_CONFIG", "OPENCLI_DATA_DIR"}
+
+
+def _section_model(name: str) -> type[BaseModel] | None:
+    """Return the model of a section field (``compaction`` -> CompactionSettings), else None."""
+    field = Settings.model_fields.get(name)
+    annotation = field.annotation if field is not None else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _did_you_mean(key: str, known: list[str], fmt: str = "{}") -> str:
+    close = difflib.get_close_matches(key, known, n=1)
+    return f" (did you mean {fmt.format(close[0])}?)" if close else ""
+
+
+def _unknown_file_keys(data: dict[str, Any], source: Path, notices: list[str]) -> None:
+    """Append a notice for each key of a TOML file's ``data`` that is not a setting."""
+    top_known = list(Settings.model_fields)
+    for raw_key, value in data.items():
+        key = raw_key.replace("-", "_")
+        if key not in Settings.model_fields:
+            notices.append(f"{source}: unknown setting {raw_key!r}; ignored"
+                           f"{_did_you_mean(key, top_known, '{!r}')}.")
+            continue
+        section = _section_model(key)
+        if section is None or not isinstance(value, dict):
+            continue
+        sub_known = list(section.model_fields)
+        for sub_key in value:
+            if sub_key not in section.model_fields:
+                suggestion = _did_you_mean(sub_key.replace("-", "_"), sub_known, f"{key}.{{}}")
+                notices.append(f"{source}: unknown setting {key}.{sub_key}; ignored{suggestion}.")
+
+
+def _unknown_env_names(notices: list[str]) -> None:
+    """Append a notice for each ``OPENCLI_*`` env name that is not a setting."""
+    top_known = [name.upper() for name in Settings.model_fields]
+    for name in sorted(os.environ):
+        upper = name.upper()
+        if not upper.startswith("OPENCLI_") or upper in _NON_SETTING_ENV:
+            continue
+        parts = upper[len("OPENCLI_"):].split("__")
+        field = parts[0].lower()
+        if field not in Settings.model_fields:
+            notices.append(f"unknown setting in env {name}; ignored"
+                           f"{_did_you_mean(parts[0], top_known, 'OPENCLI_{}')}.")
+            continue
+        section = _section_model(field)
+        if len(parts) == 1:
+            continue
+        if section is None or len(parts) > 2 or parts[1].lower() not in section.model_fields:
+            sub_known = [sub.upper() for sub in section.model_fields] if section is not None else []
+            suggestion = _did_you_mean(parts[1], sub_known, f"OPENCLI_{parts[0]}__{{}}") if len(parts) == 2 else ""
+            notices.append(f"unknown setting in env {name}; ignored{suggestion}.")
+
+
 def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: list[str]) -> dict[str, Any]:
     project = {k.replace("-", "_"): v for k, v in project.items()}
     if "api_base" in project:
@@ -244,8 +306,13 @@ def load_settings(
     appended to ``notices``. Raises ``ConfigError`` (one line naming the setting) on invalid input.
     """
     notices = notices if notices is not None else []
-    user = {k.replace("-", "_"): v for k, v in _read_toml(user_config_path()).items()}
-    project = _restrict_project(_read_toml(Path(workspace) / ".opencli.toml"), user, notices)
+    user_path, project_path = user_config_path(), Path(workspace) / ".opencli.toml"
+    user_raw, project_raw = _read_toml(user_path), _read_toml(project_path)
+    _unknown_file_keys(user_raw, user_path, notices)
+    _unknown_file_keys(project_raw, project_path, notices)
+    _unknown_env_names(notices)
+    user = {k.replace("-", "_"): v for k, v in user_raw.items()}
+    project = _restrict_project(project_raw, user, notices)
     files = _merge(user, project)
     env_keys = {k[len("OPENCLI_"):].lower().split("__")[0] for k in os.environ if k.startswith("OPENCLI_")}
     # Env beats files: drop file values that env sets, then let pydantic-settings read env.

@@ -140,6 +140,7 @@ class OpenCLIApp(App):
 
             await show_resumed_at_start(self)  # redraws from session.resumed (set by build_session)
         self.main_screen.query_one(PromptInput).focus()
+        self.screen_change_signal.subscribe(self, self._focus_prompt_on_return)
         self.call_after_refresh(self.runner.prepare)
         if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id
             from .session_commands import open_picker
@@ -147,6 +148,20 @@ class OpenCLIApp(App):
             self.call_after_refresh(open_picker, self)
         if self.watch_themes:
             self.watch_theme_files()
+
+    def _focus_prompt_on_return(self, screen: Screen) -> None:
+        """Back on the main screen after a viewer, help or other screen closed: focus the prompt
+        (typing must not go to a tool block), unless a stop panel is waiting for its answer."""
+        from .widgets.stop_panel import StopPanel
+
+        if screen is not self.main_screen or len(self.screen_stack) != 1:
+            return
+        focused = screen.focused
+        if focused is not None and any(isinstance(n, StopPanel) for n in (focused, *focused.ancestors)):
+            return
+        prompt = screen.query_one(PromptInput)
+        if prompt.focusable:
+            prompt.focus()
 
     @property
     def main_screen(self) -> Screen:

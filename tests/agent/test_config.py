@@ -74,3 +74,55 @@ def test_model_defaults_follow_api_keys(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     assert load_settings(tmp_path).resolved_model().startswith("openai/")
     assert load_settings(tmp_path, {"model": "ollama/qwen3"}).resolved_model() == "ollama/qwen3"
+
+
+def test_unknown_project_key_is_a_notice_with_a_suggestion(tmp_path, isolated_env):
+    write(tmp_path / ".opencli.toml", "bogus_key = 1\nmax_turn = 7\n")
+    notices: list[str] = []
+    s = load_settings(tmp_path, notices=notices)
+    assert s.max_turns == 50
+    bogus = [n for n in notices if "'bogus_key'" in n]
+    assert len(bogus) == 1 and ".opencli.toml" in bogus[0] and "\n" not in bogus[0]
+    near = [n for n in notices if "'max_turn'" in n]
+    assert len(near) == 1 and "did you mean 'max_turns'" in near[0]
+
+
+def test_unknown_user_key_and_section_key_are_notices(tmp_path, isolated_env):
+    write(isolated_env / "config.toml", "bogus_key = 1\n[compaction]\ntreshold = 0.5\n")
+    notices: list[str] = []
+    load_settings(tmp_path, notices=notices)
+    assert any("'bogus_key'" in n and "config.toml" in n for n in notices), notices
+    assert any("compaction.treshold" in n and "did you mean compaction.threshold" in n for n in notices), notices
+
+
+def test_unknown_env_names_are_notices(tmp_path, isolated_env, monkeypatch):
+    monkeypatch.setenv("OPENCLI_COMPACTION__NOPE", "1")
+    monkeypatch.setenv("OPENCLI_MAX_TURN", "3")
+    monkeypatch.setenv("OPENCLI_MAX_TURNS__X", "3")
+    monkeypatch.setenv("OPENCLI_COMPACTION__MODE", "manual")
+    notices: list[str] = []
+    s = load_settings(tmp_path, notices=notices)
+    assert s.compaction.mode == "manual" and s.max_turns == 50
+    assert len(notices) == 3, notices
+    assert any("OPENCLI_COMPACTION__NOPE" in n for n in notices)
+    assert any("OPENCLI_MAX_TURN;" in n and "did you mean OPENCLI_MAX_TURNS" in n for n in notices)
+    assert any("OPENCLI_MAX_TURNS__X" in n for n in notices)
+
+
+def test_config_and_data_dir_env_are_not_reported(tmp_path, isolated_env):
+    notices: list[str] = []
+    load_settings(tmp_path, notices=notices)  # isolated_env sets OPENCLI_CONFIG and OPENCLI_DATA_DIR
+    assert notices == []
+
+
+def test_embedded_tools_must_be_read_only_or_all(tmp_path, isolated_env, monkeypatch):
+    write(tmp_path / ".opencli.toml", '[embedded]\ntools = "some"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path)
+    message = str(info.value)
+    assert "embedded.tools" in message and "'some'" in message and "\n" not in message
+    write(tmp_path / ".opencli.toml", '[embedded]\ntools = "all"\n')
+    assert load_settings(tmp_path).embedded.tools == "all"
+    monkeypatch.setenv("OPENCLI_EMBEDDED__TOOLS", "everything")
+    with pytest.raises(ConfigError, match="embedded.tools"):
+        load_settings(tmp_path)

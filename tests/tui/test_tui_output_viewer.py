@@ -330,3 +330,70 @@ class TestC23HugeToolOutput:
             assert view.line_count == 75000
             await pilot.press("G")
             assert view.current_line_text() == "line 0074999 " + "x" * 60
+
+
+class TestFocusAfterViewer:
+    """Typing after closing the viewer (or help) must reach the prompt, never be lost."""
+
+    async def _truncated_block(self, app, pilot, ui, tmp_path) -> ToolBlock:
+        saved = tmp_path / "tool-output-f1.txt"
+        saved.write_bytes(_numbered(300))
+        await app.handler.handle(ToolCallStarted(id="f1", name="bash", arguments={"command": "make"}))
+        await app.handler.handle(ToolCallFinished(id="f1", name="bash", output="head\n[... cut ...]\ntail",
+                                                  truncated=True, saved_path=str(saved), exit_code=1))
+        block = app.query_one(ToolBlock)
+        await ui.wait_for(pilot, lambda: block.saved_lines == 300, what="the line count")
+        return block
+
+    async def test_typing_after_q_goes_to_the_prompt(self, make_app, ui, tmp_path) -> None:
+        from tui.widgets.prompt_input import PromptInput
+
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            block = await self._truncated_block(app, pilot, ui, tmp_path)
+            block.focus()
+            await pilot.pause()
+            await pilot.press("v")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, OutputViewerScreen), what="the viewer")
+            await pilot.press("q")
+            await ui.wait_for(pilot, lambda: not isinstance(app.screen, OutputViewerScreen), what="close")
+            await pilot.pause()
+            prompt = app.query_one(PromptInput)
+            assert app.focused is prompt
+            await pilot.press("a", "b", "c")
+            assert prompt.text == "abc"
+
+    async def test_typing_on_a_focused_block_goes_to_the_prompt(self, make_app, ui, tmp_path) -> None:
+        from tui.widgets.prompt_input import PromptInput
+
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            block = await self._truncated_block(app, pilot, ui, tmp_path)
+            block.focus()
+            await pilot.pause()
+            await pilot.press("f", "i", "x")
+            await pilot.pause()
+            prompt = app.query_one(PromptInput)
+            assert app.focused is prompt and prompt.text == "fix"
+            block.focus()
+            await pilot.pause()
+            await pilot.press("v")  # bound on the block: opens the viewer, not typed
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, OutputViewerScreen), what="the viewer")
+            await pilot.press("escape")
+            await pilot.pause()
+            assert prompt.text == "fix"
+
+    async def test_focus_returns_to_the_prompt_after_help(self, make_app, ui, tmp_path) -> None:
+        from tui.screens.help import HelpScreen
+        from tui.widgets.prompt_input import PromptInput
+
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            block = await self._truncated_block(app, pilot, ui, tmp_path)
+            block.focus()
+            await pilot.pause()
+            await pilot.press("f1")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.focused is app.query_one(PromptInput)

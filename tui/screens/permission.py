@@ -131,6 +131,23 @@ def highlighted_command(command: str) -> tuple[Text, list[str]]:
     return text, reasons
 
 
+#: Button labels: (id, full label, short label for narrow terminals).
+BUTTON_LABELS = {
+    "allow": ("Once (y)", "Once (y)"),
+    "allow-tool": ("Tool, session (t)", "Tool (t)"),
+    "allow-prefix": ("Prefix, session (p)", "Prefix (p)"),
+    "deny": ("Deny (n)", "Deny (n)"),
+}
+#: Below this many columns the buttons use their short labels.
+NARROW_WIDTH = 100
+#: Below this many rows the dialog drops its inner margins (class ``-compact``, app.tcss).
+SHORT_HEIGHT = 32
+#: The most rows the diff / command preview takes; less when the terminal is short.
+MAX_DETAILS_HEIGHT = 20
+#: The fewest rows the preview keeps (it scrolls).
+MIN_DETAILS_HEIGHT = 3
+
+
 class PermissionScreen(ModalScreen[PermissionDecision]):
     """Ask whether one tool call may run; dismisses with a ``PermissionDecision``."""
 
@@ -193,11 +210,47 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
             yield Input(placeholder="Reason for denying (optional, sent to the model); Enter denies",
                         id="permission-reason")
             with Horizontal(id="permission-buttons"):
-                yield Button(Text("Once (y)"), id="allow", variant="success")
-                yield Button(Text("Tool, session (t)"), id="allow-tool", variant="primary")
+                yield Button(self._label("allow"), id="allow", variant="success")
+                yield Button(self._label("allow-tool"), id="allow-tool", variant="primary")
                 if self.command is not None:
-                    yield Button(Text("Prefix, session (p)"), id="allow-prefix", variant="primary")
-                yield Button(Text("Deny (n)"), id="deny", variant="error")
+                    yield Button(self._label("allow-prefix"), id="allow-prefix", variant="primary")
+                yield Button(self._label("deny"), id="deny", variant="error")
+
+    def _label(self, button_id: str) -> Text:
+        full, short = BUTTON_LABELS[button_id]
+        narrow = self.is_attached and 0 < self.app.size.width < NARROW_WIDTH
+        return Text(short if narrow else full)
+
+    def _fit(self) -> None:
+        """Fit the dialog to the terminal: short button labels when narrow, no inner margins
+        when short, and the preview capped so that the reason box and the buttons always show
+        (the preview scrolls)."""
+        if not self.is_mounted:
+            return
+        width, height = self.app.size
+        for button in self.query("#permission-buttons Button").results(Button):
+            label = self._label(button.id or "")
+            if str(button.label) != label.plain:
+                button.label = label
+        dialog = self.query_one("#permission-dialog", Vertical)
+        dialog.set_class(height < SHORT_HEIGHT, "-compact")
+        details = self.query_one("#permission-details", VerticalScroll)
+        styles = dialog.styles
+        room = int(height * (1.0 if height < SHORT_HEIGHT else 0.9))
+        room -= styles.border.spacing.height + styles.padding.height
+        for child in dialog.children:
+            if child is details or not child.display:
+                continue
+            child_height = child.outer_size.height or (3 if isinstance(child, (Input, Horizontal)) else 1)
+            room -= child_height + child.styles.margin.height
+        room -= details.styles.margin.height
+        cap = max(MIN_DETAILS_HEIGHT, min(MAX_DETAILS_HEIGHT, room))
+        if details.styles.max_height is None or details.styles.max_height.value != cap:
+            details.styles.max_height = cap
+
+    def on_resize(self) -> None:
+        self._fit()
+        self.call_after_refresh(self._fit)
 
     def _details(self) -> ComposeResult:
         """What the call will do: a diff (edit, write), the highlighted command (bash) or the
@@ -228,6 +281,8 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
 
     def on_mount(self) -> None:
         self.query_one("#allow", Button).focus()
+        self._fit()
+        self.call_after_refresh(self._fit)  # again, with the measured heights
 
     def withdraw(self) -> None:
         """Close the screen without a decision. Thread-safe (posts a message)."""

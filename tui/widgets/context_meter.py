@@ -61,8 +61,24 @@ def meter_bar(fraction: float, threshold: float | None, cells: int = BAR_CELLS) 
 
 
 def meter_text(used: int | None, window: int | None, *, approximate: bool = True, prepared: bool = True,
-               mode: str = "auto", threshold: float = 0.8) -> str:
-    """The meter's text (see the module docstring); pure, for tests and the widget."""
+               mode: str = "auto", threshold: float = 0.8, compact: int = 0) -> str:
+    """The meter's text (see the module docstring); pure, for tests and the widget.
+
+    ``compact`` (for a narrow status bar): 0 the full meter; 1 without the bar and the
+    ``auto-compact off`` note (``~12k/200k 6%``); 2 the percentage alone (``6%``; ``200k ctx``
+    before any usage).
+    """
+    if compact:
+        if not prepared:
+            return "loading..."
+        if not window:
+            return "ctx ?"
+        if used is None:
+            return f"{format_tokens(window)} ctx"
+        pct = round(100 * used / window)
+        if compact >= 2:
+            return f"{pct}%"
+        return f"{'~' if approximate else ''}{format_tokens(used)}/{format_tokens(window)} {pct}%"
     if not prepared:
         return "loading model info..."
     auto = mode == "auto"
@@ -116,6 +132,8 @@ class ContextMeter(Static):
     mode: reactive[str] = reactive("auto")
     warn_at: reactive[float] = reactive(0.6)
     threshold: reactive[float] = reactive(0.8)
+    #: The form set by the status bar for its width: 0 full, 1 no bar, 2 percentage only, 3 hidden.
+    compact: reactive[int] = reactive(0)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("", markup=False, **kwargs)
@@ -144,14 +162,23 @@ class ContextMeter(Static):
             self.load_settings(settings)
         self._refresh_meter()
 
+    def text_for(self, compact: int = 0) -> str:
+        """The meter's text in the given form (``meter_text``'s ``compact``)."""
+        return meter_text(self.used_tokens, self.window_tokens, approximate=self.approximate,
+                          prepared=self.prepared, mode=self.mode, threshold=self.threshold,
+                          compact=min(compact, 2))
+
+    def width_for(self, compact: int = 0) -> int:
+        """The cells the meter takes in the given form (0 when hidden, form 3)."""
+        return 0 if compact >= 3 else Text(self.text_for(compact)).cell_len + 1
+
     def _refresh_meter(self) -> None:
         level = self.level
         for name in ("normal", "warning", "error"):
             self.set_class(name == level, f"-{name}")
         self.set_class(self.mode != "auto", "-auto-off")
-        self.update(Text(meter_text(self.used_tokens, self.window_tokens, approximate=self.approximate,
-                                    prepared=self.prepared, mode=self.mode, threshold=self.threshold),
-                         no_wrap=True))
+        self.display = self.compact < 3
+        self.update(Text(self.text_for(self.compact), no_wrap=True))
         self.tooltip = meter_tooltip(self.used_tokens, self.window_tokens, approximate=self.approximate,
                                      mode=self.mode, warn_at=self.warn_at, threshold=self.threshold)
 
@@ -160,7 +187,7 @@ class ContextMeter(Static):
             self._refresh_meter()
 
     watch_prepared = watch_window_tokens = watch_used_tokens = watch_approximate = _watch_any
-    watch_mode = watch_warn_at = watch_threshold = _watch_any
+    watch_mode = watch_warn_at = watch_threshold = watch_compact = _watch_any
 
     async def on_click(self) -> None:
         """Open the context breakdown."""

@@ -107,3 +107,24 @@ class PromptInput(TextArea):
                 self._set_text(text)
                 return
         await super()._on_key(event)
+
+
+def forward_typing(widget, event: events.Key) -> bool:
+    """Send a printable key typed on ``widget`` (a tool block, a stop panel) to the prompt input
+    of its screen, so typing is never lost: the prompt gets focus and the character.
+
+    Keys bound on the focus chain (``v``, ``c``, space, ...) are left alone. Returns True when
+    the key was forwarded (the event is then stopped)."""
+    if not event.is_printable or not event.character or event.key in widget.screen.active_bindings:
+        return False
+    try:
+        prompt = widget.screen.query_one(PromptInput)
+    except Exception:  # noqa: BLE001 - no prompt on this screen: leave the key alone
+        return False
+    if not prompt.focusable:
+        return False
+    event.stop()
+    event.prevent_default()
+    prompt.insert(event.character)
+    prompt.focus()
+    return True

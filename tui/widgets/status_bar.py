@@ -15,6 +15,26 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 KEY_HINTS = "esc cancel · ctrl+o tool · ctrl+t theme · f1 help"
+#: The key hints when the full ones do not fit.
+SHORT_KEY_HINTS = "esc cancel · f1 help"
+#: The embedded model's note after its name (dropped when the bar is narrow).
+EMBEDDED_NOTE = " (small local model)"
+
+#: The steps by which the bar gives up space when it is too narrow, least important first:
+#: (key hints 0 full / 1 short / 2 none, meter 0 full / 1 no bar / 2 percent only / 3 hidden,
+#: permission 0 "perm ask" / 1 "ask" / 2 hidden, model 0 full / 1 short name).
+#: Mode (Act/Plan) and the activity ("working...") are always shown.
+DEGRADE_STEPS: tuple[tuple[int, int, int, int], ...] = (
+    (0, 0, 0, 0),
+    (1, 0, 0, 0),
+    (2, 0, 0, 0),
+    (2, 1, 0, 0),
+    (2, 2, 0, 0),
+    (2, 2, 1, 0),
+    (2, 2, 1, 1),
+    (2, 3, 1, 1),
+    (2, 3, 2, 1),
+)
 
 
 def format_tokens(tokens: int) -> str:
@@ -26,6 +46,11 @@ def format_tokens(tokens: int) -> str:
         return f"{value:.1f}k".replace(".0k", "k") if value < 10 else f"{value:.0f}k"
     value = tokens / 1_000_000
     return f"{value:.2f}".rstrip("0").rstrip(".") + "M"
+
+
+def short_model_name(model: str) -> str:
+    """The model without its provider prefix: ``openai/gpt-4.1`` -> ``gpt-4.1``."""
+    return model.rsplit("/", 1)[-1] if "/" in model else model
 
 
 class StatusBar(Horizontal):
@@ -61,8 +86,13 @@ class StatusBar(Horizontal):
             return f"{format_tokens(window)} ctx"
         return "ctx unknown"
 
-    def info_text(self) -> Text:
-        """Return the left part of the bar as styled text."""
+    def info_text(self, *, short_model: bool = False, perm: int = 0, max_width: int | None = None) -> Text:
+        """Return the left part of the bar as styled text.
+
+        ``short_model``: the model without provider prefix and without the embedded note;
+        ``perm``: 0 ``· perm ask``, 1 ``· ask``, 2 no permission mode; ``max_width``: shorten
+        the model name (with an ellipsis) so the mode and the activity still fit.
+        """
         text = Text(no_wrap=True, overflow="ellipsis")
         if self.mode == "Plan":  # Plan mode stands out: the theme's warning colour, not reverse video
             colours = getattr(self.app, "theme_variables", {}) if self.is_attached else {}
@@ -71,18 +101,60 @@ class StatusBar(Horizontal):
         else:
             text.append(f" {self.mode} ", style="bold reverse")
         text.append("  ")
-        text.append(self.model, style="bold")
-        if self.embedded:
-            text.append(" (small local model)", style="italic")
-        text.append(f" · perm {self.permission_mode}")
-        if self.activity:
-            text.append(f" · {self.activity}", style="italic")
+        model = short_model_name(self.model) if short_model else self.model
+        note = EMBEDDED_NOTE if self.embedded and not short_model else ""
+        perm_text = {0: f" · perm {self.permission_mode}", 1: f" · {self.permission_mode}"}.get(perm, "")
+        activity = f" · {self.activity}" if self.activity else ""
+        if max_width is not None:
+            room = max_width - text.cell_len - len(note) - len(perm_text) - len(activity)
+            if len(model) > room:
+                model = model[:max(room - 1, 0)] + "…" if room > 1 else ""
+        text.append(model, style="bold")
+        if note:
+            text.append(note, style="italic")
+        text.append(perm_text)
+        if activity:
+            text.append(activity, style="italic")
         return text
+
+    def fitted_parts(self, width: int) -> tuple[Text, int, int]:
+        """The info text, the meter's form (0 full, 1 no bar, 2 percent only, 3 hidden) and the
+        key hints' form (0 full, 1 short, 2 none) for a bar ``width`` cells wide: the first
+        step of ``DEGRADE_STEPS`` where everything fits, else the last one with the model
+        name cut short."""
+        from .context_meter import ContextMeter
+
+        meters = list(self.query(ContextMeter)) if self.is_mounted else []
+        meter = meters[0] if meters else None
+        hints_width = {0: len(KEY_HINTS) + 2, 1: len(SHORT_KEY_HINTS) + 2, 2: 0}
+        for keys, meter_form, perm, short in DEGRADE_STEPS:
+            info = self.info_text(short_model=bool(short), perm=perm)
+            meter_width = meter.width_for(meter_form) if meter is not None else 0
+            if info.cell_len + meter_width + hints_width[keys] <= width:
+                return info, meter_form, keys
+        keys, meter_form, perm, short = DEGRADE_STEPS[-1]
+        return self.info_text(short_model=True, perm=perm, max_width=width), meter_form, keys
 
     def _update(self) -> None:
         if self.is_mounted:
-            self.query_one("#status-info", Static).update(self.info_text())
             self._sync_meter()
+            self._fit()
+
+    def _fit(self) -> None:
+        """Show as much as the bar's width allows (``fitted_parts``)."""
+        from .context_meter import ContextMeter
+
+        width = self.size.width or (self.app.size.width if self.is_attached else 0) or 120
+        info, meter_form, keys = self.fitted_parts(width)
+        self.query_one("#status-info", Static).update(info)
+        for meter in self.query(ContextMeter):
+            meter.compact = meter_form
+        hints = self.query_one("#status-keys", Static)
+        hints.display = keys < 2
+        hints.update(Text(SHORT_KEY_HINTS if keys == 1 else KEY_HINTS))
+
+    def on_resize(self) -> None:
+        self._fit()
 
     def _sync_meter(self) -> None:
         """Hand the context figures to the context meter (tui/widgets/context_meter.py)."""
@@ -96,6 +168,7 @@ class StatusBar(Horizontal):
 
     def on_mount(self) -> None:
         self._update()
+        self.call_after_refresh(self._fit)  # the meter has loaded its settings by then
 
     def watch_mode(self) -> None:
         self._update()

@@ -81,6 +81,12 @@ class StopPanel(Widget, can_focus=True):
         if self.open:
             self.query_one("#stop-continue", Button).focus()
 
+    def on_key(self, event) -> None:
+        """A printable key not bound here (c, s) goes to the prompt input (typing is never lost)."""
+        from .prompt_input import forward_typing
+
+        forward_typing(self, event)
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id == "stop-continue":

@@ -332,6 +332,12 @@ class ToolBlock(Widget, can_focus=True):
     def on_click(self) -> None:
         self.action_toggle()
 
+    def on_key(self, event) -> None:
+        """A printable key not bound here goes to the prompt input (typing is never lost)."""
+        from .prompt_input import forward_typing
+
+        forward_typing(self, event)
+
     def action_view_output(self) -> None:
         """Open the saved full output in the output viewer (does nothing without one)."""
         if not self.saved_path:
