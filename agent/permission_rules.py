@@ -168,19 +168,9 @@ class _Scanner:
 
         while i < hi:
             c = line[i]
-            if c == "\\":
-                i += 2
-                word_start = False
-                continue
-            if c == "'":
-                j = line.find("'", i + 1, hi)
-                if j < 0:
-                    raise _Unparsable("an unbalanced single quote")
-                i = j + 1
-                word_start = False
-                continue
-            if c == '"':
-                i = self._double_quoted(i, hi, seg)
+            quoted_end = self._skip_quoting(i, hi, seg)
+            if quoted_end is not None:
+                i = quoted_end
                 word_start = False
                 continue
             if c == "`":
@@ -304,6 +294,22 @@ class _Scanner:
             j += 1
         raise _Unparsable("an unbalanced backtick")
 
+    def _skip_quoting(self, i: int, hi: int, seg: "_Segment") -> int | None:
+        """When ``line[i]`` starts a backslash escape, a single-quoted or a double-quoted string,
+        return the index just after it (double quotes record their substitutions in ``seg``);
+        otherwise ``None``. Raises ``_Unparsable`` for an unbalanced quote."""
+        c = self.line[i]
+        if c == "\\":
+            return i + 2
+        if c == "'":
+            end = self.line.find("'", i + 1, hi)
+            if end < 0:
+                raise _Unparsable("an unbalanced single quote")
+            return end + 1
+        if c == '"':
+            return self._double_quoted(i, hi, seg)
+        return None
+
     def _paren_end(self, i: int, hi: int) -> int:
         """Index of the ``)`` closing the ``(`` at ``i`` (quotes and nesting respected)."""
         line = self.line
@@ -311,17 +317,9 @@ class _Scanner:
         j = i
         while j < hi:
             c = line[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == "'":
-                k = line.find("'", j + 1, hi)
-                if k < 0:
-                    raise _Unparsable("an unbalanced single quote")
-                j = k + 1
-                continue
-            if c == '"':
-                j = self._double_quoted(j, hi, _Segment(j))
+            quoted_end = self._skip_quoting(j, hi, _Segment(j))
+            if quoted_end is not None:
+                j = quoted_end
                 continue
             if c == "`":
                 j = self._backtick_end(j, hi) + 1
@@ -353,17 +351,9 @@ class _Scanner:
         target_start = i
         while i < hi and not line[i].isspace() and line[i] not in ";|&<>()":
             c = line[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == "'":
-                k = line.find("'", i + 1, hi)
-                if k < 0:
-                    raise _Unparsable("an unbalanced single quote")
-                i = k + 1
-                continue
-            if c == '"':
-                i = self._double_quoted(i, hi, seg)
+            quoted_end = self._skip_quoting(i, hi, seg)
+            if quoted_end is not None:
+                i = quoted_end
                 continue
             if c == "$" and line.startswith("$(", i):
                 raise _Unparsable("a command substitution in a redirection target")
