@@ -32,6 +32,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .messages import unwrap_double_encoded
+
 GuardName = Literal["stuck", "ping_pong", "repeated_failure"]
 #: Longest call cycle (in calls) the ping-pong rule looks for.
 MAX_CYCLE = 3
@@ -72,16 +74,9 @@ def canonical_arguments(arguments: Any) -> str:
         if not text:
             return "{}"
         try:
-            value = json.loads(text)
+            value = unwrap_double_encoded(json.loads(text))
         except ValueError:
             return text
-        if isinstance(value, str):
-            try:
-                inner = json.loads(value)
-            except ValueError:
-                inner = None
-            if isinstance(inner, dict):
-                value = inner
     try:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError):

@@ -61,6 +61,19 @@ class ToolCall(BaseModel):
             return self.arguments
 
 
+def unwrap_double_encoded(value: Any) -> Any:
+    """Return ``value`` decoded once more when it is a JSON string that itself holds a JSON object
+    (tool arguments some models send double-encoded); otherwise ``value`` unchanged."""
+    if isinstance(value, str):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(inner, dict):
+            return inner
+    return value
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="ignore")
 

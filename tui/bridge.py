@@ -259,14 +259,18 @@ class AgentRunner:
         planning pass and plan execution); its return value goes out as ``TurnEnded.value`` and
         its ``.turn`` (or itself) as ``TurnEnded.result``.
         """
+        return self._launch(lambda cancel: self._turn_work(prompt, cancel, run), "agent-turn")
+
+    def _launch(self, work: Callable[[threading.Event], None], name: str) -> bool:
+        """Start ``work(cancel)`` in the agent's thread worker unless a turn or job runs (False).
+        Full garbage collections are paused until ``turn_ended``."""
         if self.running:
             return False
         cancel = self.cancel_event = threading.Event()
         self._busy = True
         _pause_full_gc()
-        self._turn_worker = self.app.run_worker(
-            lambda: self._turn_work(prompt, cancel, run), thread=True, name="agent-turn",
-            group="agent", exit_on_error=False)
+        self._turn_worker = self.app.run_worker(lambda: work(cancel), thread=True, name=name,
+                                                group="agent", exit_on_error=False)
         return True
 
     def _turn_work(self, prompt: str, cancel: threading.Event, run: Callable[..., Any] | None = None) -> None:
@@ -294,14 +298,7 @@ class AgentRunner:
         """Run ``job(emit, cancel)`` (e.g. ``/compact``: ``agent.compact``) in a thread worker like a
         turn: prompts typed meanwhile are queued, Esc cancels it, its events reach the UI in order
         and ``TurnEnded(None, error)`` follows. Returns False (and does nothing) if a turn runs."""
-        if self.running:
-            return False
-        cancel = self.cancel_event = threading.Event()
-        self._busy = True
-        _pause_full_gc()
-        self._turn_worker = self.app.run_worker(
-            lambda: self._job_work(job, cancel), thread=True, name=name, group="agent", exit_on_error=False)
-        return True
+        return self._launch(lambda cancel: self._job_work(job, cancel), name)
 
     def _job_work(self, job: Callable[[Any, threading.Event], Any], cancel: threading.Event) -> None:
         error: str | None = None

@@ -13,9 +13,8 @@ The app hooks in with a few lines (tui/app.py, tui/commands.py); everything else
   ``--resume ID``): redraw its conversation as ``/resume`` does.
 - ``start_watching(app)`` / ``stop_watching(app)``: ``session.start_watching`` with callbacks that
   post ``WatchEvent`` to the app from the watcher thread (a new git snapshot for the sidebar, and
-  the external-change paths). The runtime hands the callback every path the watcher saw, the
-  agent's own writes included; only the paths ``agent.on_file_changed()`` returned (really
-  changed outside the agent, per its file stamps) are shown.
+  the external-change paths). The runtime calls back only with files that really changed outside
+  the agent (its own writes are filtered by the file stamps), so each path is shown as is.
 """
 
 from __future__ import annotations
@@ -233,49 +232,16 @@ def start_watching(app: "OpenCLIApp") -> None:
             return None
 
     def files_changed(paths: list[str]) -> None:
-        # ``paths`` is everything the watcher saw (the agent's own edits too); runtime called
-        # ``agent.on_file_changed()`` just before, and its result was recorded (_record_changes).
-        agent = getattr(session, "agent", None)
-        changed = _take_recorded_changes(agent)
-        _record_changes(agent)  # an agent rebuilt since (model switch): record from now on
-        app.post_message(WatchEvent(paths=changed, git=snapshot()))
+        # Only files that really changed outside the agent (the runtime filters its own writes).
+        app.post_message(WatchEvent(paths=list(dict.fromkeys(paths)), git=snapshot()))
 
     def git_changed() -> None:
         app.post_message(WatchEvent(git=snapshot()))
 
-    _record_changes(session.agent)
     try:
         starter(on_files_changed=files_changed, on_git_changed=git_changed)
     except Exception as exc:  # noqa: BLE001 - watching is a nicety
         app.notify(f"Not watching files: {exc}", severity="warning", timeout=5)
-
-
-def _record_changes(agent: Any) -> None:
-    """Wrap ``agent.on_file_changed`` (on the instance, once) so the paths it returns are kept
-    for the TUI's watcher callback, which the runtime calls right after it on the same thread."""
-    if agent is None or getattr(agent, "_tui_records_changes", False):
-        return
-    original = agent.on_file_changed
-
-    def recorded() -> list[str]:
-        changed = list(original() or [])
-        agent._tui_changed_paths.extend(changed)
-        return changed
-
-    try:
-        agent._tui_changed_paths = []
-        agent.on_file_changed = recorded
-        agent._tui_records_changes = True
-    except AttributeError:  # an agent object that cannot be wrapped: no notices
-        pass
-
-
-def _take_recorded_changes(agent: Any) -> list[str]:
-    """The paths ``agent.on_file_changed()`` returned since the last call (then forgotten)."""
-    paths = list(getattr(agent, "_tui_changed_paths", None) or [])
-    if paths:
-        agent._tui_changed_paths.clear()
-    return list(dict.fromkeys(paths))
 
 
 def stop_watching(app: "OpenCLIApp") -> None:

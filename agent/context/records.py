@@ -19,7 +19,7 @@ def is_dict_list(messages: Sequence[Any]) -> bool:
     return bool(messages) and isinstance(messages[0], dict)
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """Content as text: strings as is, OpenAI content-part lists joined, anything else as JSON."""
     if content is None:
         return ""
@@ -47,9 +47,9 @@ def to_records(messages: Sequence[Any]) -> list[Message]:
         mid = str(m.get("id") or f"d{index}")
         role = m.get("role")
         if role == "system":
-            out.append(SystemMessage(id=mid, content=_text(m.get("content"))))
+            out.append(SystemMessage(id=mid, content=content_text(m.get("content"))))
         elif role == "user":
-            out.append(UserMessage(id=mid, content=_text(m.get("content"))))
+            out.append(UserMessage(id=mid, content=content_text(m.get("content"))))
         elif role == "assistant":
             calls = []
             for tc in m.get("tool_calls") or []:
@@ -59,12 +59,12 @@ def to_records(messages: Sequence[Any]) -> list[Message]:
                                       arguments=args if isinstance(args, str) else json.dumps(args)))
                 names[calls[-1].id] = calls[-1].name
             content = m.get("content")
-            out.append(AssistantMessage(id=mid, content=None if content is None else _text(content),
+            out.append(AssistantMessage(id=mid, content=None if content is None else content_text(content),
                                         reasoning_content=m.get("reasoning_content"), tool_calls=calls))
         elif role == "tool":
             call_id = str(m.get("tool_call_id", ""))
             out.append(ToolResultMessage(id=mid, tool_call_id=call_id, name=str(m.get("name") or names.get(call_id, "")),
-                                         content=_text(m.get("content"))))
+                                         content=content_text(m.get("content"))))
         else:
             raise ValueError(f"message {index} has an unknown role {role!r}")
     return out

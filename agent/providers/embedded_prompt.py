@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence, Union
 
+from ..context.records import content_text
+
 #: Shown by the UI and the README whenever the embedded model is in use.
 NOTICE = (
     "Offline mode: using a small local model (SmolLM2-135M, run in-process) so you can try the "
@@ -287,22 +289,11 @@ def working_directory(messages: Sequence[dict[str, Any]]) -> str | None:
     for msg in messages:
         if msg.get("role") != "system":
             continue
-        for line in _text(msg.get("content")).splitlines():
+        for line in content_text(msg.get("content")).splitlines():
             match = re.match(r"\s*[-*]?\s*Working directory:\s*`?([^`]+?)`?\s*$", line)
             if match:
                 return match.group(1)
     return None
-
-
-def _text(content: Any) -> str:
-    """Return the text of an OpenAI message content (string or list of parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return str(content)
 
 
 def _cap(text: str, limit: int) -> str:
@@ -316,7 +307,7 @@ def _assistant_calls(msg: dict[str, Any]) -> str:
     for call in msg.get("tool_calls") or []:
         fn = call.get("function") or {}
         parts.append(format_call(fn.get("name", "tool"), fn.get("arguments") or "{}"))
-    text = _text(msg.get("content")).strip()
+    text = content_text(msg.get("content")).strip()
     if text and not parts:
         parts.append(format_call(ANSWER, {"text": _cap(text, USER_MESSAGE_CHARS // 2)}))
     return "\n".join(parts)
@@ -363,15 +354,15 @@ def render_chat(
     for msg in messages:
         role = msg.get("role")
         if role == "user":
-            text = _text(msg.get("content")).strip() or "(empty message)"
+            text = content_text(msg.get("content")).strip() or "(empty message)"
             items.append(("user", _cap(text, USER_MESSAGE_CHARS), False))
         elif role == "assistant":
-            text = _assistant_calls(msg) if with_tools else _text(msg.get("content")).strip()
+            text = _assistant_calls(msg) if with_tools else content_text(msg.get("content")).strip()
             if text:
                 items.append(("assistant", text, False))
         elif role == "tool":
             label = labels.get(str(msg.get("tool_call_id")), msg.get("name") or "the tool")
-            body = _text(msg.get("content")).rstrip() or "(no output)"
+            body = content_text(msg.get("content")).rstrip() or "(no output)"
             items.append(("user", f"Result of {label}:\n{body}", True))
 
     last_result = max((i for i, it in enumerate(items) if it[2]), default=-1)
@@ -395,7 +386,7 @@ def render_chat(
             head.append({"role": "user", "content": example})
             head.append({"role": "assistant", "content": format_call(action, args)})
     else:
-        original = "\n\n".join(_text(m.get("content")).strip() for m in messages
+        original = "\n\n".join(content_text(m.get("content")).strip() for m in messages
                                if m.get("role") == "system")
         head = [{"role": "system",
                  "content": _cap(original, PLAIN_SYSTEM_CHARS) if original else "You are a helpful assistant."}]
@@ -617,7 +608,7 @@ def last_result_summary(messages: Sequence[dict[str, Any]], limit: int = 1500) -
     for msg in reversed(messages):
         if msg.get("role") == "tool":
             label = labels.get(str(msg.get("tool_call_id")), "the last tool")
-            body = _text(msg.get("content")).strip() or "(no output)"
+            body = content_text(msg.get("content")).strip() or "(no output)"
             return f"Result of {label}:\n\n{_cap(body, limit)}"
         if msg.get("role") == "user":
             break

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from pydantic import ValidationError
 
 from ..context.truncation import _SURROGATE_RE, truncate_and_save
-from ..messages import ToolCall
+from ..messages import ToolCall, unwrap_double_encoded
 from .base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .bash import BashTool
 from .edit import EditTool
@@ -93,13 +93,7 @@ def parse_arguments(call: ToolCall, tool: Tool) -> ToolArgs:
                 f"the arguments of {tool.name} are not valid JSON{where}: {_quote(raw)}. "
                 f"Send a JSON object with: {fields}"
             ) from None
-        if isinstance(data, str):
-            try:
-                inner = json.loads(data)
-            except ValueError:
-                inner = None
-            if isinstance(inner, dict):
-                data = inner
+        data = unwrap_double_encoded(data)
     if not isinstance(data, dict):
         raise ToolError(
             f"the arguments of {tool.name} must be a JSON object, not {type(data).__name__}: {_quote(raw)}. "
