@@ -300,8 +300,12 @@ class Agent:
                 for reminder in dict.fromkeys(reminder_texts):
                     emit(ReminderInjected(text=reminder))
             duration = time.monotonic() - started - self._approval_wait_s  # run time, not time waiting for the user
-            self._append(ToolResultMessage(tool_call_id=call.id, name=call.name, content=text,
-                                           is_error=output.is_error), emit)
+            result = ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=output.is_error)
+            self._append(result, emit)
+            if self.journal is not None:  # what the UI shows besides the text (a diff...), for a resumed TUI
+                self.journal.append_tool_details(result, diff=output.diff, display=output.display,
+                                                 exit_code=output.exit_code, truncated=output.truncated,
+                                                 saved_path=output.saved_path)
             emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
                                   truncated=output.truncated, saved_path=output.saved_path,
                                   duration_s=round(duration, 3), exit_code=output.exit_code,

@@ -16,7 +16,11 @@ rule matches it (the user is asked), deny rules are still checked on a rough spl
 ``PermissionRules.check`` applies the rules: a deny rule that matches ANY simple command denies
 (the error names the rule); an allow rule set allows a bash line only when EVERY simple command
 matches some allow rule. The caller applies deny > allow > the mode gate; "allow for this
-session" answers add to the same object (``allow_tool``, ``allow_prefix``).
+session" answers add to the same object (``allow_tool``, ``allow_prefix``). Each new answer is a
+``SessionGrant``: ``PermissionRules.on_grant`` is told of it (the runtime journals it) and
+``restore`` adds journaled grants back on resume. A grant is only ever an allow rule, checked
+after the deny rules and before the mode gate's "ask": it never overrides a deny rule, a
+read-only mode or the ``.git/`` protection (agent/loop.py applies those around it).
 
 ``risky_spans(line)`` returns the character spans the permission prompt highlights (``rm``,
 ``sudo``, ``curl | sh``, write redirects, ``git push``, ``chmod``, ``dd``, ``mkfs``...).
@@ -28,7 +32,7 @@ import re
 import shlex
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 #: Tools whose calls are command lines (rules are command prefixes for them).
 COMMAND_TOOLS = frozenset({"bash"})
@@ -713,10 +717,65 @@ class RuleDecision:
     message: str = ""
 
 
+#: The scopes of an "allow for this session" answer (``PermissionDecision.scope`` minus ``once``).
+GrantScope = Literal["session_tool", "session_prefix"]
+#: What a tool name in a grant may look like (journals are read back: nothing else is trusted).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+#: The longest command prefix a grant may hold (characters).
+MAX_PREFIX_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class SessionGrant:
+    """One "allow for this session" answer.
+
+    ``scope``: ``session_tool`` (every later call of ``tool``) or ``session_prefix`` (later
+    ``tool`` command lines, i.e. bash, whose every command starts with ``prefix``, in words).
+    ``prefix`` is "" for a tool grant.
+
+    Journal form (``to_record`` / ``from_record``): ``{"kind": "permission_grant", "scope":
+    "session_tool", "tool": "edit"}`` or ``{"kind": "permission_grant", "scope":
+    "session_prefix", "tool": "bash", "prefix": "git status"}``; the journal adds ``time``.
+    """
+
+    scope: GrantScope
+    tool: str
+    prefix: str = ""
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the journal record of this grant (without ``time``)."""
+        record: dict[str, Any] = {"kind": "permission_grant", "scope": self.scope, "tool": self.tool}
+        if self.scope == "session_prefix":
+            record["prefix"] = self.prefix
+        return record
+
+    @classmethod
+    def from_record(cls, record: Any) -> "SessionGrant | None":
+        """Return the grant a journal record describes, or ``None`` when ``record`` is not a
+        well-formed ``permission_grant`` record (wrong kind or scope, a tool name that is not a
+        plain name, an empty or over-long prefix, a prefix grant for a tool that takes no command
+        line). Nothing in a malformed record is applied."""
+        if not isinstance(record, dict) or record.get("kind") != "permission_grant":
+            return None
+        scope, tool, prefix = record.get("scope"), record.get("tool"), record.get("prefix", "")
+        if not isinstance(tool, str) or not _TOOL_NAME.fullmatch(tool):
+            return None
+        if scope == "session_tool":
+            return cls("session_tool", tool)
+        if scope == "session_prefix" and tool in COMMAND_TOOLS and isinstance(prefix, str):
+            prefix = prefix.strip()
+            if prefix and len(prefix) <= MAX_PREFIX_CHARS:
+                return cls("session_prefix", tool, prefix)
+        return None
+
+
 class PermissionRules:
     """Allow/deny rules for tool calls (see the module docstring). ``allow`` and ``deny`` are
     rule strings; the session's "allow for this session" answers are added with ``allow_tool``
-    and ``allow_prefix``. Thread-safe (the UI adds while the loop checks)."""
+    and ``allow_prefix`` (or ``restore`` on resume). Session prefixes apply to command lines
+    (bash) only. ``on_grant``, when set, is called with each new ``SessionGrant`` (not for
+    repeats, not for ``restore``), on the thread that added it, after the grant took effect.
+    Thread-safe (the UI adds while the loop checks)."""
 
     def __init__(self, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
@@ -724,6 +783,8 @@ class PermissionRules:
         self.deny: list[str] = [r.strip() for r in deny if r and r.strip()]
         self.session_tools: set[str] = set()
         self.session_prefixes: list[str] = []
+        self._grants: list[SessionGrant] = []
+        self.on_grant: Callable[[SessionGrant], None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Any) -> "PermissionRules":
@@ -734,22 +795,46 @@ class PermissionRules:
     # -- session answers --------------------------------------------------------------------
     def allow_tool(self, tool_name: str) -> None:
         """Allow every later call of ``tool_name`` in this session (deny rules still win)."""
-        with self._lock:
-            self.session_tools.add(tool_name)
+        self._add(SessionGrant("session_tool", tool_name), notify=True)
 
-    def allow_prefix(self, prefix: str) -> None:
-        """Allow later bash lines whose every command starts with ``prefix`` (in words)."""
+    def allow_prefix(self, prefix: str, tool_name: str = "bash") -> None:
+        """Allow later ``tool_name`` (bash) lines whose every command starts with ``prefix`` (in
+        words). An empty prefix is ignored."""
         prefix = prefix.strip()
         if prefix:
-            with self._lock:
-                if prefix not in self.session_prefixes:
-                    self.session_prefixes.append(prefix)
+            self._add(SessionGrant("session_prefix", tool_name, prefix), notify=True)
+
+    def restore(self, grants: Iterable[SessionGrant]) -> int:
+        """Add grants read back from a journal, without calling ``on_grant`` (they are journaled
+        already). Returns how many were new. They join the rules as live answers do, so the deny
+        rules, the mode gate and the ``.git/`` protection still apply to them."""
+        return sum(self._add(grant, notify=False) for grant in grants)
+
+    def session_grants(self) -> list[SessionGrant]:
+        """The session's grants in the order they were given (restored ones first)."""
+        with self._lock:
+            return list(self._grants)
+
+    def _add(self, grant: SessionGrant, *, notify: bool) -> bool:
+        with self._lock:
+            if grant in self._grants:
+                return False
+            self._grants.append(grant)
+            if grant.scope == "session_tool":
+                self.session_tools.add(grant.tool)
+            elif grant.prefix not in self.session_prefixes:
+                self.session_prefixes.append(grant.prefix)
+            listener = self.on_grant if notify else None
+        if listener is not None:
+            listener(grant)
+        return True
 
     # -- checking ---------------------------------------------------------------------------
     def check(self, tool_name: str, arguments: Any) -> RuleDecision:
         """Apply the rules to one call (``arguments`` the decoded JSON): deny > allow > none."""
         with self._lock:
-            allow = list(self.allow) + list(self.session_prefixes)
+            allow = list(self.allow)
+            prefixes = list(self.session_prefixes)  # command prefixes only, never tool names
             deny = list(self.deny)
             tools = set(self.session_tools)
         tool_rules = {r[5:] for r in allow if r.startswith("tool:")} | tools
@@ -771,7 +856,7 @@ class PermissionRules:
         if tool_name in tool_rules:
             return RuleDecision("allow", f"tool:{tool_name}" if tool_name in COMMAND_TOOLS else tool_name)
         if tool_name in COMMAND_TOOLS and isinstance(command, str):
-            rule = self._allowed_by(command, [r for r in allow if not r.startswith("tool:")])
+            rule = self._allowed_by(command, [r for r in allow if not r.startswith("tool:")] + prefixes)
             if rule:
                 return RuleDecision("allow", rule)
         return RuleDecision("none")

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .session import read_journal, sessions_dir
+from .session import read_journal, sessions_dir, tool_details_from_record
 
 if TYPE_CHECKING:
     from .messages import Message
+    from .permission_rules import SessionGrant
     from .planner import Plan
 
 #: How many characters of the first task a ``SessionInfo`` keeps.
@@ -52,7 +53,9 @@ class LoadedSession:
     """A journal read back: ``session_id``, ``path``, ``messages`` (conversation records in
     order), ``plan`` (the active approved plan or ``None``), ``model`` (latest, "" if unknown),
     ``records`` (every valid record, for other state such as compaction), ``warnings`` (lines
-    skipped, one string each)."""
+    skipped, one string each), ``grants`` (the "allow for this session" answers, in order,
+    well-formed ones only; ``[]`` for journals written before grants were journaled) and
+    ``tool_details`` (``{tool result message id: details}``, see ``details_for``)."""
 
     session_id: str
     path: Path
@@ -61,6 +64,14 @@ class LoadedSession:
     model: str
     records: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    grants: list["SessionGrant"] = field(default_factory=list)
+    tool_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def details_for(self, message: "Message") -> dict[str, Any]:
+        """What the UI showed of the tool result ``message`` besides its text: a dict with any of
+        ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path`` (agent/session.py
+        ``tool_details``); ``{}`` when the journal has none (other messages, older journals)."""
+        return dict(self.tool_details.get(getattr(message, "id", ""), {}))
 
 
 def session_info(path: Path) -> SessionInfo:
@@ -156,9 +167,11 @@ def find_session(project_root: Path, ref: str) -> Path:
 
 
 def load_session(path: Path) -> LoadedSession:
-    """Read a journal back: messages, active plan, latest model, all records, warnings for skipped
-    lines. Raises ``OSError`` when the file cannot be read."""
+    """Read a journal back: messages, active plan, latest model, session grants, tool result
+    details, all records, warnings for skipped lines. Raises ``OSError`` when the file cannot be
+    read. Malformed grant or details records are ignored (never applied)."""
     from .messages import message_from_dict
+    from .permission_rules import SessionGrant
     from .planner import plan_from_journal
 
     path = Path(path)
@@ -166,6 +179,8 @@ def load_session(path: Path) -> LoadedSession:
     records = list(read_journal(path, warnings))
     messages = []
     model = ""
+    grants: list[SessionGrant] = []
+    details: dict[str, dict[str, Any]] = {}
     for record in records:
         kind = record.get("kind")
         if kind == "message":
@@ -175,8 +190,16 @@ def load_session(path: Path) -> LoadedSession:
                 warnings.append(f"{path}: a message record is invalid ({type(exc).__name__}); skipped")
         elif kind == "session" and record.get("model"):
             model = str(record["model"])
+        elif kind == "permission_grant":
+            grant = SessionGrant.from_record(record)
+            if grant is not None and grant not in grants:
+                grants.append(grant)
+        elif kind == "tool_details" and isinstance(record.get("message_id"), str):
+            found = tool_details_from_record(record)
+            if found:
+                details[record["message_id"]] = found
     return LoadedSession(session_id=path.stem, path=path, messages=messages, plan=plan_from_journal(records),
-                         model=model, records=records, warnings=warnings)
+                         model=model, records=records, warnings=warnings, grants=grants, tool_details=details)
 
 
 def format_session_list(infos: list[SessionInfo]) -> str:

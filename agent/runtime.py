@@ -194,11 +194,17 @@ class AgentSession:
     @property
     def permission_rules(self):
         """The ``[permissions]`` allow/deny rules plus this session's "allow for this session"
-        answers (agent/permission_rules.PermissionRules); kept when the model changes."""
+        answers (agent/permission_rules.PermissionRules); kept when the model changes. Rules come
+        from this run's settings; a resumed session adds back its journaled answers (never its
+        old rules or mode), and each new answer is journaled as a ``permission_grant`` record."""
         if self._permission_rules is None:
             from .permission_rules import PermissionRules
 
-            self._permission_rules = PermissionRules.from_settings(self.settings)
+            rules = PermissionRules.from_settings(self.settings)
+            if self.resumed is not None:
+                rules.restore(getattr(self.resumed, "grants", ()))
+            rules.on_grant = lambda grant: self.journal.append({**grant.to_record(), "time": time.time()})
+            self._permission_rules = rules
         return self._permission_rules
 
     def set_permission_mode(self, mode: "PermissionMode | str") -> PermissionMode:

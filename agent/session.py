@@ -2,7 +2,18 @@
 
 Each line is one JSON object with a ``kind``: ``session`` (metadata, first line), ``message`` (a
 conversation record exactly as sent or received, including reasoning content and full tool
-results) or ``event`` (a turn boundary and its stop reason). Lines are written whole and flushed
+results) or ``event`` (a turn boundary and its stop reason); other modules add ``mode``, ``plan``
+and ``compaction`` records. Two optional kinds, which older journals lack (readers must cope):
+
+- ``tool_details``: what the UI showed of a tool result beyond the model's text, written right
+  after its ``message`` record: ``{"kind": "tool_details", "message_id", "tool_call_id", "name"}``
+  plus any of ``diff`` (the unified diff of an edit/write), ``display`` (the output as shown,
+  ANSI colours kept), ``exit_code``, ``truncated``, ``saved_path``; written only when one of
+  them is set (``tool_details_record``);
+- ``permission_grant``: an "allow for this session" answer (agent/permission_rules.SessionGrant:
+  ``scope``, ``tool``, ``prefix``), restored on resume.
+
+Records are only ever added to this list, never changed. Lines are written whole and flushed
 as they happen; the file is created with mode 0600 and locked (``flock``) for the session's life.
 Secrets never go in: only records are written, never settings, and the values of secret-looking
 environment variables (API keys, tokens) are redacted from every line. A torn last line (power loss
@@ -146,11 +157,59 @@ class SessionJournal:
         """Write one conversation record (``kind="message"``)."""
         self.append({"kind": "message", "message": message.model_dump(mode="json")})
 
+    def append_tool_details(self, message: Message, *, diff: str | None = None, display: str | None = None,
+                            exit_code: int | None = None, truncated: bool = False,
+                            saved_path: str | None = None) -> None:
+        """Write a ``tool_details`` record for the tool result ``message`` (already appended),
+        or nothing when none of the details is set (see ``tool_details_record``)."""
+        record = tool_details_record(message, diff=diff, display=display, exit_code=exit_code,
+                                     truncated=truncated, saved_path=saved_path)
+        if record is not None:
+            self.append(record)
+
     def close(self) -> None:
         """Close the file and release the lock (later appends reopen and relock it)."""
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+#: The optional fields of a ``tool_details`` record and the types a reader accepts for them.
+TOOL_DETAIL_FIELDS: dict[str, type] = {
+    "diff": str, "display": str, "exit_code": int, "truncated": bool, "saved_path": str,
+}
+
+
+def tool_details_record(message: Message, *, diff: str | None = None, display: str | None = None,
+                        exit_code: int | None = None, truncated: bool = False,
+                        saved_path: str | None = None) -> dict[str, Any] | None:
+    """Return the ``tool_details`` journal record of a tool result ``message`` (a
+    ``ToolResultMessage``: its ``id``, ``tool_call_id``, ``name``) with the details the UI shows
+    besides the model's text: ``diff`` (unified diff of a file change), ``display`` (output with
+    ANSI colours), ``exit_code``, ``truncated``, ``saved_path`` (absolute path of the saved full
+    output). Unset details are left out; ``None`` when none is set (no record is needed)."""
+    details = {"diff": diff or None, "display": display, "exit_code": exit_code,
+               "truncated": True if truncated else None, "saved_path": saved_path or None}
+    details = {key: value for key, value in details.items() if value is not None}
+    if not details:
+        return None
+    return {"kind": "tool_details", "message_id": getattr(message, "id", ""),
+            "tool_call_id": getattr(message, "tool_call_id", ""), "name": getattr(message, "name", ""),
+            **details}
+
+
+def tool_details_from_record(record: Any) -> dict[str, Any]:
+    """Return the details of a ``tool_details`` record (only the known fields of the right
+    type: ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``); ``{}`` for any
+    other record."""
+    if not isinstance(record, dict) or record.get("kind") != "tool_details":
+        return {}
+    out: dict[str, Any] = {}
+    for key, kind in TOOL_DETAIL_FIELDS.items():
+        value = record.get(key)
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            out[key] = value
+    return out
 
 
 def read_journal(path: Path, warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:

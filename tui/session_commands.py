@@ -10,7 +10,9 @@ The app hooks in with a few lines (tui/app.py, tui/commands.py); everything else
   resuming builds a new session with ``build_session(..., resume=id)``, swaps it into the app
   (the old one is closed: its journal lock released) and rebuilds the conversation blocks.
 - ``show_resumed_at_start(app)``: the app was started on a resumed session (``--continue``,
-  ``--resume ID``): redraw its conversation as ``/resume`` does.
+  ``--resume ID``): redraw its conversation as ``/resume`` does. Tool blocks are redrawn with
+  what the journal kept of the live result (``resumed_tool_result``): edit/write blocks show
+  their diff as they did live.
 - ``start_watching(app)`` / ``stop_watching(app)``: ``session.start_watching`` with callbacks that
   post ``WatchEvent`` to the app from the watcher thread (a new git snapshot for the sidebar, and
   the external-change paths). The runtime calls back only with files that really changed outside
@@ -90,8 +92,15 @@ async def undo(app: "OpenCLIApp") -> None:
         await app.show_notice(f"Undo failed: {type(exc).__name__}: {exc}", kind="warning")
         return
     await app.show_notice("Undo: " + "; ".join(lines))
-    sidebar = app.main_screen.query_one(Sidebar)
+    forget_undone(app.main_screen.query_one(Sidebar), lines)
+
+
+def forget_undone(sidebar: Any, lines: list[str]) -> None:
+    """Drop from the sidebar's changed files those an undo restored or deleted (``lines`` as
+    returned by ``session.undo()`` and journaled in its ``undo`` event)."""
     for line in lines:
+        if not isinstance(line, str):
+            continue
         for lead in ("restored ", "deleted "):
             if line.startswith(lead):
                 sidebar.forget_change(line[len(lead):].split(" (", 1)[0])
@@ -138,8 +147,8 @@ async def resume_session(app: "OpenCLIApp", ref: str) -> bool:
         return False
     stop_watching(app)
     old.close()
-    # Keep this app's "allow for this session" answers? No: a resumed session starts with the
-    # config rules only, like a fresh start.
+    # This app's "allow for this session" answers are not carried over: the resumed session has
+    # the config rules plus its own journaled answers (restored by the runtime).
     app.session = new
     app.runner.session = new
     await rebuild_conversation(app)
@@ -190,7 +199,10 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
                                        + (f"; the first {hidden} are not shown)" if hidden else ")")))
     for warning in (resumed.warnings if resumed is not None else []):
         await conversation.add(NoticeBlock(warning, kind="warning"))
-    for message in messages[hidden:]:
+    undos = _undo_marks(resumed)
+    for index, message in enumerate(messages[hidden:], start=hidden):
+        while undos and undos[0][0] <= index:  # an /undo made between these messages
+            _forget_in_sidebar(handler, undos.pop(0)[1])
         role = getattr(message, "role", "")
         if role == "user":
             await handler.end_streams()
@@ -204,13 +216,47 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
             for call in message.tool_calls:
                 await handler.handle(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
         elif role == "tool":
-            await handler.handle(ToolCallFinished(id=message.tool_call_id, name=message.name,
-                                                  output=message.content, is_error=message.is_error))
+            await handler.handle(resumed_tool_result(resumed, message))
     await handler.end_streams()
+    for _, lines in undos:
+        _forget_in_sidebar(handler, lines)
     for block in handler.tools.values():  # calls without a saved result (the session stopped there)
         block.mark_cancelled()
     handler.tools.clear()
     conversation.scroll_end(animate=False)
+
+
+def _undo_marks(resumed: Any) -> list[tuple[int, list[str]]]:
+    """The ``undo`` events of a resumed journal as ``(messages before it, file lines)``, in order:
+    the changed files the redrawn edit blocks add to the sidebar are dropped again at that point."""
+    marks: list[tuple[int, list[str]]] = []
+    count = 0
+    for record in getattr(resumed, "records", None) or []:
+        kind = record.get("kind")
+        if kind == "message":
+            count += 1
+        elif kind == "event" and record.get("event") == "undo" and isinstance(record.get("files"), list):
+            marks.append((count, record["files"]))
+    return marks
+
+
+def _forget_in_sidebar(handler: Any, lines: list[str]) -> None:
+    sidebar = getattr(handler, "sidebar", None)
+    if sidebar is not None:
+        forget_undone(sidebar, lines)
+
+
+def resumed_tool_result(resumed: Any, message: Any) -> ToolCallFinished:
+    """The ``ToolCallFinished`` a resumed tool result ``message`` (a ``ToolResultMessage``) is
+    redrawn from: its text and error flag, plus what the live event carried and the journal kept
+    (``LoadedSession.details_for``: the diff of an edit/write, the coloured display, exit code,
+    truncation and saved output). A journal without those details gives the block without them."""
+    details_for = getattr(resumed, "details_for", None)
+    details = details_for(message) if callable(details_for) else {}
+    return ToolCallFinished(id=message.tool_call_id, name=message.name, output=message.content,
+                            is_error=message.is_error, diff=details.get("diff"), display=details.get("display"),
+                            exit_code=details.get("exit_code"), truncated=bool(details.get("truncated", False)),
+                            saved_path=details.get("saved_path"))
 
 
 # -------------------------------------------------------------------------------------- watching
