@@ -32,6 +32,8 @@ from .widgets.status_bar import StatusBar
 from .widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from .widgets.stop_panel import StopPanel
 
 EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
@@ -114,6 +116,13 @@ class OpenCLIApp(App):
         from .bridge import collect_when_idle
 
         collect_when_idle(time.monotonic() - self._last_input, self.runner.running)
+
+    def get_driver_class(self) -> "type[Driver]":
+        """Textual's terminal driver, with bracketed pastes kept whole: pasted text holding escape
+        codes (coloured output) arrives as one paste, never as keys (tui/widgets/bracketed_paste.py)."""
+        from .widgets.bracketed_paste import paste_safe_driver_class
+
+        return paste_safe_driver_class(super().get_driver_class())
 
     async def on_mount(self) -> None:
         self._last_input = time.monotonic()

@@ -1,13 +1,15 @@
 """Slash commands typed in the prompt box.
 
 ``parse_command(text)`` recognises ``/name args``; ``COMMANDS`` lists what exists (the help
-screen shows it); ``run_command(app, name, args)`` carries one out through the app's public
-methods. An unknown command becomes a notice and is never sent to the model. A line that starts
-with ``//`` is sent to the model with one slash removed (a way to start a prompt with '/').
+screen shows it); ``complete_command(text)`` completes a command name being typed (Tab in the
+prompt); ``run_command(app, name, args)`` carries one out through the app's public methods. An
+unknown command becomes a notice and is never sent to the model. A line that starts with ``//``
+is sent to the model with one slash removed (a way to start a prompt with '/').
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from .app import OpenCLIApp
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+_NAME_PREFIX = re.compile(r"/([A-Za-z][\w-]*)?")
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,41 @@ def unescape_prompt(text: str) -> str:
     """Return the prompt to send: ``//foo`` becomes ``/foo``; other text is unchanged."""
     stripped = text.strip()
     return stripped[1:] if stripped.startswith("//") else text
+
+
+@dataclass(frozen=True)
+class CommandCompletion:
+    """What Tab does to a command name being typed.
+
+    ``text`` is the new prompt text (the input itself when there is nothing to add);
+    ``candidates`` are the commands that match the typed prefix, in table order: one when the
+    completion is unique (``text`` then ends with the name and a space), several when the prefix
+    is ambiguous (``text`` is extended to their longest common prefix), none when nothing
+    matches (``text`` is unchanged).
+    """
+
+    text: str
+    candidates: tuple[Command, ...]
+
+
+def complete_command(text: str) -> CommandCompletion | None:
+    """Complete the slash command name in ``text`` from ``COMMANDS``.
+
+    ``text`` must be exactly ``/`` plus the start of a name (no spaces, no second line, not
+    ``//``); otherwise the result is None (there is no command name to complete). Matching
+    ignores case; aliases (``/q``, ``/exit``) are not offered. See ``CommandCompletion``.
+    """
+    match = _NAME_PREFIX.fullmatch(text)
+    if match is None:
+        return None
+    prefix = (match.group(1) or "").lower()
+    candidates = tuple(c for c in COMMANDS if c.name.startswith(prefix))
+    if not candidates:
+        return CommandCompletion(text, ())
+    if len(candidates) == 1:
+        return CommandCompletion(f"/{candidates[0].name} ", candidates)
+    common = os.path.commonprefix([c.name for c in candidates])
+    return CommandCompletion(f"/{common}" if len(common) > len(prefix) else text, candidates)
 
 
 def command_rows() -> list[tuple[str, str]]:

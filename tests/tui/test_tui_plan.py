@@ -293,7 +293,7 @@ async def test_cancel_changes_nothing(make_app, ui, workspace: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_plan_screen(pilot, app, ui)
         await pilot.press("d")  # edits are dropped with the plan
-        await pilot.press("escape")
+        await pilot.press("escape", "y")  # Esc asks before discarding the plan
         await pilot.pause()
         assert not isinstance(app.screen, PlanScreen)
         assert app.session.plan is None and app.session.plans.proposed is None

@@ -24,10 +24,11 @@ KEYS: list[tuple[str, str]] = [
                     "q / Esc close"),
     ("c / s on a stop", "Continue / Stop after the step limit or a loop guard stopped the turn"),
     ("Ctrl+B", "show or hide the sidebar (git snapshot, changed files)"),
-    ("Tab", "move focus between the prompt and the blocks"),
+    ("Tab", "complete a /command name (one-line prompt, cursor at the end; several matches are "
+            "listed under the prompt); elsewhere move focus between the prompt and the blocks"),
     ("Shift+Tab", "switch Plan / Act mode (Plan: Enter plans the task read-only first)"),
     ("Plan screen", "↑↓ select, Enter edit, a add, d delete, Alt+↑↓ / K J move, s skip, A approve, "
-                    "Ctrl+E editor, Esc cancel"),
+                    "Ctrl+E editor, Esc cancel (asks first: y / Enter discard, n / Esc back)"),
     ("Ctrl+G", "hide the suggestion to use Plan mode"),
     ("Ctrl+T", "switch between the dark and light theme"),
     ("Ctrl+R", "next permission mode: ask → auto-edit → full-auto → read-only (status bar: perm)"),

@@ -7,8 +7,11 @@ description, files, rationale), the risks and the unverified assumptions.
 Keys (shown at the bottom): Up/Down or k/j select a step; Enter or e edits its text (Enter in the
 box keeps, Esc drops the change); a adds a step after the selected one; d or Delete deletes it;
 Alt+Up / Alt+Down or K / J move it; s marks it skipped (again: pending); Ctrl+Enter or A
-approves; Ctrl+E opens the plan in the user's editor; Esc cancels. The ↑ / ↓ buttons move a step
-with the mouse; a click selects one.
+approves; Ctrl+E opens the plan in the user's editor; Esc cancels the plan after asking
+(``ConfirmScreen``: y or Enter discards, n or Esc goes back to the plan with the edits intact;
+only an empty, unedited plan goes without the question). While a step's text is being edited,
+Esc only drops that edit. The Cancel button discards at once (a deliberate click). The ↑ / ↓
+buttons move a step with the mouse; a click selects one.
 
 The editor round trip writes ``plan.to_markdown()`` to a temporary ``.md`` file, calls
 ``editor_runner(path)`` (the app suspends while the editor runs; tests replace the runner) and
@@ -32,6 +35,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from agent.planner import Plan, PlanStep, parse_markdown_plan
+
+from .confirm import ConfirmScreen
 
 #: Status marks, shared with the sidebar checklist.
 STATUS_MARKS = {"pending": "○", "in_progress": "◐", "done": "✓", "skipped": "–"}
@@ -123,6 +128,7 @@ class PlanScreen(ModalScreen["Plan | None"]):
     def __init__(self, plan: Plan, *, editor_runner: Callable[[Path], None] | None = None) -> None:
         super().__init__()
         self.plan = plan.model_copy(deep=True)
+        self.proposed = plan.model_copy(deep=True)  # as proposed, to tell whether it was edited
         self.selected = 0
         self.editor_runner = editor_runner
         self.editing: int | None = None
@@ -273,17 +279,40 @@ class PlanScreen(ModalScreen["Plan | None"]):
             return
         self.dismiss(self.plan)
 
+    @property
+    def edited(self) -> bool:
+        """True when the plan differs from the proposed one (text, steps, order, skips, editor)."""
+        return self.plan != self.proposed
+
     async def action_cancel(self) -> None:
-        """Esc: drop the edit in progress; otherwise cancel the plan."""
-        if self.editing is not None:
-            index, self.editing = self.editing, None
-            if self._new_step == index:
-                del self.plan.steps[index]
-                self.selected = max(index - 1, 0)
-                self._new_step = None
-            await self.rebuild()
+        """Esc: drop the edit in progress; otherwise ask before discarding the plan (an empty,
+        unedited plan is discarded without the question)."""
+        if await self._drop_edit():
             return
-        self.dismiss(None)
+        if not self.plan.steps and not self.edited:
+            self.dismiss(None)
+            return
+        question = ("Discard this plan and your edits to it?" if self.edited
+                    else "Discard this plan? Nothing of it will be carried out.")
+        self.app.push_screen(ConfirmScreen(question, yes_label="Discard (y)",
+                                           no_label="Back to the plan (n)"),
+                             self._discard_answered)
+
+    def _discard_answered(self, discard: bool | None) -> None:
+        if discard:
+            self.dismiss(None)
+
+    async def _drop_edit(self) -> bool:
+        """Drop the step edit in progress (an added step goes with it); False when none was."""
+        if self.editing is None:
+            return False
+        index, self.editing = self.editing, None
+        if self._new_step == index:
+            del self.plan.steps[index]
+            self.selected = max(index - 1, 0)
+            self._new_step = None
+        await self.rebuild()
+        return True
 
     async def action_open_editor(self) -> None:
         """Edit the whole plan as markdown in the user's editor; an empty file cancels the plan."""
@@ -318,8 +347,9 @@ class PlanScreen(ModalScreen["Plan | None"]):
         button_id = event.button.id or ""
         if button_id == "plan-approve":
             self.action_approve()
-        elif button_id == "plan-cancel":
-            await self.action_cancel()
+        elif button_id == "plan-cancel":  # a deliberate click: no question
+            if not await self._drop_edit():
+                self.dismiss(None)
         elif button_id == "plan-editor":
             await self.action_open_editor()
         elif button_id.startswith(("plan-up-", "plan-down-")):

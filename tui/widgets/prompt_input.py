@@ -2,14 +2,52 @@
 
 Keys: Enter posts ``PromptInput.Submitted`` (text stripped; empty text is ignored); Shift+Enter
 or Ctrl+J inserts a newline; Up on the first line and Down on the last line walk the history of
-sent prompts (the draft being typed is kept and comes back after the newest entry).
+sent prompts (the draft being typed is kept and comes back after the newest entry). Tab on a
+one-line ``/name`` prompt with the cursor at its end completes the command name (see
+``tui.commands.complete_command``; several candidates are listed on the box's bottom border);
+anywhere else Tab moves the focus as usual.
+
+A paste (``events.Paste``, or Ctrl+V from the app's clipboard) is inserted as plain text by
+``clean_paste``: ANSI escape sequences removed, other control characters dropped except tab and
+newline, line ends made ``\n``; one paste is one undo step.
 """
 
 from __future__ import annotations
 
+import re
+
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+
+from ..commands import complete_command
+
+# ANSI / VT escape sequences; an ESC that starts none of them is removed on its own.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves (also cut short at the end)
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks; ends with BEL or ST
+    r"|[PX^_][^\x1b]*\x1b\\"  # DCS, SOS, PM, APC strings (unended: the ESC goes, the text stays)
+    r"|[ -/]+[0-~]"  # character-set and similar choices (ESC ( B, ESC # 8)
+    r"|[0-?c\\]"  # ESC 7 / ESC 8 (save / restore cursor), keypad modes, reset, a stray ST
+    r")?"  # any other ESC goes alone: the letter after it is text (ESC b stays "b")
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # CSI as one 8-bit character
+)
+# C0 controls but tab and newline, DEL, C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_paste(text: str) -> str:
+    """Return pasted ``text`` as plain text for the prompt.
+
+    ANSI escape sequences (colours, cursor moves, titles, hyperlinks) are removed with their
+    parameters; any other ESC is removed on its own (the character after it is kept);
+    ``\\r\\n`` and a lone ``\\r`` become ``\\n``; every other control character (C0 but
+    tab and newline, DEL, C1) is dropped.
+    """
+    if "\x1b" in text or "\x9b" in text:
+        text = _ESCAPE_SEQUENCE.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text)
 
 
 class PromptHistory:
@@ -69,10 +107,70 @@ class PromptInput(TextArea):
         super().__init__(id=id, placeholder=placeholder, soft_wrap=True, show_line_numbers=False,
                          tab_behavior="focus", compact=True)
         self.prompt_history = PromptHistory()
+        self._hint_for: str | None = None  # the text the completion hint was shown for
 
     def _set_text(self, text: str) -> None:
         self.text = text
         self.move_cursor(self.document.end)
+
+    # -- pasting ---------------------------------------------------------------------------------
+    def insert_paste(self, text: str) -> str:
+        """Insert pasted ``text`` over the selection, cleaned by ``clean_paste``, as one undo
+        step, and put the cursor after it. Returns the text inserted ('' when nothing was left or
+        the box is read-only)."""
+        text = clean_paste(text)
+        if not text or self.read_only:
+            return ""
+        self.history.checkpoint()  # never merged with the typing before it ...
+        result = self.replace(text, *self.selection, maintain_selection_offset=False)
+        self.history.checkpoint()  # ... or after it
+        self.move_cursor(result.end_location)
+        return text
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()  # TextArea's own handler would insert the raw text
+        self.insert_paste(event.text)
+        self.focus()
+
+    def action_paste(self) -> None:
+        """Ctrl+V: paste the app's clipboard, cleaned like a terminal paste."""
+        self.insert_paste(self.app.clipboard)
+
+    # -- command completion ------------------------------------------------------------------------
+    def complete_command_name(self) -> bool:
+        """Tab: complete the slash command name when the prompt is one line ``/name...`` and the
+        cursor is at its end. Returns False when that is not the case (Tab then moves the focus).
+
+        A unique match becomes ``/name `` (a space after it); several matches are completed to
+        their longest common start and listed on the box's bottom border until the text
+        changes; no match changes nothing.
+        """
+        if not self.selection.is_empty or self.cursor_location != self.document.end:
+            return False
+        completion = complete_command(self.text)
+        if completion is None:
+            return False
+        if completion.text != self.text:
+            self.replace(completion.text, self.document.start, self.document.end,
+                         maintain_selection_offset=False)
+            self.move_cursor(self.document.end)
+        if len(completion.candidates) > 1:
+            self.border_subtitle = "  ".join(f"/{c.name}" for c in completion.candidates)
+            self._hint_for = completion.text
+        else:
+            self._clear_hint()
+        return True
+
+    def _clear_hint(self) -> None:
+        if self._hint_for is not None:
+            self._hint_for = None
+            self.border_subtitle = ""
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """Drop the completion hint once the text differs from what it was shown for."""
+        if self._hint_for is not None and self.text != self._hint_for:
+            self._clear_hint()
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
@@ -90,6 +188,10 @@ class PromptInput(TextArea):
             event.prevent_default()
             start, end = self.selection
             self.replace("\n", start, end, maintain_selection_offset=False)
+            return
+        if key == "tab" and self.complete_command_name():
+            event.stop()
+            event.prevent_default()
             return
         row, _ = self.cursor_location
         if key == "up" and row == 0:
