@@ -22,11 +22,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-APP_NAME = "opencli"
+from .config_files import APP_NAME, PROJECT_FILE, read_toml, user_config_path, user_data_dir  # noqa: F401 (re-exported)
+
 EMBEDDED_MODEL = "embedded/smollm2-135m"
 
 
@@ -159,28 +159,9 @@ class Settings(BaseSettings):
         return EMBEDDED_MODEL
 
 
-def user_config_path() -> Path:
-    """Return the user config file: ``$OPENCLI_CONFIG`` or ``<user config dir>/opencli/config.toml``."""
-    env = os.environ.get("OPENCLI_CONFIG")
-    if env:
-        return Path(env).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
-
-
-def user_data_dir() -> Path:
-    """Return the user data folder (sessions live under ``sessions/``); ``$OPENCLI_DATA_DIR`` overrides."""
-    env = os.environ.get("OPENCLI_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    return Path(platformdirs.user_data_dir(APP_NAME))
-
-
 def _read_toml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return read_toml(path)
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
 
@@ -306,7 +287,7 @@ def load_settings(
     appended to ``notices``. Raises ``ConfigError`` (one line naming the setting) on invalid input.
     """
     notices = notices if notices is not None else []
-    user_path, project_path = user_config_path(), Path(workspace) / ".opencli.toml"
+    user_path, project_path = user_config_path(), Path(workspace) / PROJECT_FILE
     user_raw, project_raw = _read_toml(user_path), _read_toml(project_path)
     _unknown_file_keys(user_raw, user_path, notices)
     _unknown_file_keys(project_raw, project_path, notices)

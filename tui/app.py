@@ -1,8 +1,11 @@
 """The Textual app: layout, keys and glue. Events are drawn by ``event_handler``, the agent runs
 through ``bridge``, commands live in ``commands``, themes come from ``theme_loader``.
 
-Start it with ``OpenCLIApp(session=build_session(...), notices=[...]).run()``. The first paint
-waits for nothing slow: ``session.prepare()`` (imports litellm) starts in a worker right after it.
+``opencli-tui`` starts it with ``OpenCLIApp(start=..., theme_hint=...)``: the first frame is
+painted before any settings or session exist (``start``, tui/startup.open_session, runs in a
+thread worker right after it: pydantic and the agent core cost 150 ms or more to import), then
+``session.prepare()`` (imports litellm) runs in another worker. Tests may pass ``session=`` (an
+open session) instead; it is bound during mount. benchmarks/first_paint.py measures the result.
 
 While a turn runs the prompt box stays editable; Enter queues the prompt and it is sent when the
 turn ends (one notice says so).
@@ -18,23 +21,26 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.lazy import Lazy
 from textual.screen import Screen
 
-from .bridge import AgentEventMessage, AgentRunner, SessionPrepared, TurnEnded
-from .commands import command_rows, parse_command, run_command, unescape_prompt
-from .event_handler import EventHandler
-from .theme_loader import DEFAULT_DARK, THEME_VARIABLE_DEFAULTS, THEMES_DIR, counterpart, load_themes
-from .widgets.blocks import ErrorBlock, NoticeBlock, UserBlock, WelcomeBlock
+from .bridge import AgentEventMessage, AgentRunner, SessionOpened, SessionPrepared, TurnEnded
+from .theme_loader import (
+    DEFAULT_DARK, THEME_VARIABLE_DEFAULTS, THEMES_DIR, counterpart, first_frame_theme, load_themes,
+)
 from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
 from .widgets.sidebar import WIDE_COLUMNS, Sidebar
 from .widgets.status_bar import StatusBar
-from .widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
     from textual.driver import Driver
 
+    from .event_handler import EventHandler
     from .widgets.stop_panel import StopPanel
+
+# Only what the first frame shows is imported above; the event handler, the conversation blocks
+# and the commands are imported where first used, after the first paint (benchmarks/first_paint.py).
 
 EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
 PLACEHOLDER = "Ask the agent to do something · Enter send · Shift+Enter / Ctrl+J new line · /help"
@@ -45,10 +51,14 @@ QUIT_WINDOW_S = 2.0
 class OpenCLIApp(App):
     """The opencli-tui cockpit for one ``AgentSession``.
 
-    Args: ``session`` (an ``agent.runtime.AgentSession``), ``notices`` (lines shown at start),
-    ``watch_themes`` (reload theme files live; tests turn it off), ``duration_format`` (seconds ->
+    Args: ``session`` (an open ``agent.runtime.AgentSession``) or ``start`` (a callable returning
+    ``(session, notices)`` or raising ``tui.startup.StartupError``, run in a thread worker after
+    the first paint; on that error the app exits with return code 2 and ``startup_error`` holds
+    the line to print), ``notices`` (lines shown at start), ``theme_hint`` (the theme of the first
+    frame while the settings load: ``agent.config_files.peek_setting``), ``watch_themes`` (reload theme files live; tests turn it off), ``duration_format`` (seconds ->
     text for tool blocks; snapshot tests freeze it), ``themes_dir`` (where theme files live),
     ``start_in_plan_mode`` (``--plan``: start in Plan mode; see ``plan_mode``).
+    Raises ``ValueError`` when neither ``session`` nor ``start`` is given.
     """
 
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses elsewhere work too
@@ -70,11 +80,17 @@ class OpenCLIApp(App):
 
     _last_input = 0.0  # monotonic seconds of the last key, click or paste
 
-    def __init__(self, session: Any, notices: list[str] | None = None, *, watch_themes: bool = True,
-                 duration_format: Callable[[float], str] | None = None,
+    def __init__(self, session: Any = None, notices: list[str] | None = None, *,
+                 start: Callable[[], tuple[Any, list[str]]] | None = None, theme_hint: Any = None,
+                 watch_themes: bool = True, duration_format: Callable[[float], str] | None = None,
                  themes_dir: Path = THEMES_DIR, start_in_plan_mode: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if session is None and start is None:
+            raise ValueError("OpenCLIApp needs a session or a start callable")
         self.session = session
+        self._start = start
+        #: The one line to print when ``start`` failed (the app exits with return code 2).
+        self.startup_error: str | None = None
         self.notices = list(notices or [])
         self.watch_themes = watch_themes
         self.themes_dir = themes_dir
@@ -82,20 +98,24 @@ class OpenCLIApp(App):
         self.duration_format = duration_format
         self.handler: EventHandler | None = None
         self.queued: list[str] = []
+        #: Prompts (and commands) submitted before the session was open; run once it is.
+        self._early_prompts: list[str] = []
         self._last_ctrl_c = 0.0
         from .plan_mode import PlanModeController
 
         self.plan_mode = PlanModeController(self, active=start_in_plan_mode)  # Plan/Act (Shift+Tab)
-        # Themes are registered and chosen before the first stylesheet pass (setting the theme
-        # after mount re-parses and re-applies all CSS: ~30 ms more before the first paint).
-        self._theme_notes: list[dict[str, Any]] = []
-        self._load_themes(first=True)
+        self._wanted_theme: str | None = None  # settled by the first _load_themes
+        self._first_frame_theme: str | None = None  # registered by the quick check, not yet validated
+        self._choose_first_theme(getattr(session.settings, "theme", None) if session is not None else theme_hint)
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             yield Conversation(id="conversation")
-            yield Sidebar(id="sidebar")
+            # While the session opens in a worker the sidebar has nothing to show: Textual's Lazy
+            # mounts it just after the first paint (~7 ms less before it). With a session given
+            # it is there at once, as the code binding the session expects.
+            yield Sidebar(id="sidebar") if self.session is not None else Lazy(Sidebar(id="sidebar"))
         yield PromptInput(id="prompt", placeholder=PLACEHOLDER)
         yield StatusBar(id="status")
 
@@ -124,16 +144,81 @@ class OpenCLIApp(App):
 
         return paste_safe_driver_class(super().get_driver_class())
 
+    def get_default_screen(self) -> Screen:
+        """The main screen, created with the breakpoint class Textual would add on the first
+        Resize (``-wide`` or ``-narrow``): added then, it restyles and re-lays out everything
+        (~25 ms) just after the first layout."""
+        return Screen(id="_default", classes=_breakpoint_class(self.size.width))
+
     async def on_mount(self) -> None:
         self._last_input = time.monotonic()
         self.set_interval(5.0, self._idle_collect)
+        status = self.main_screen.query_one(StatusBar)
+        self.call_after_refresh(self._load_themes)  # validated, after the first paint
+        if self.watch_themes:  # after the paint too: importing watchfiles costs ~30 ms
+            self.call_after_refresh(self.watch_theme_files)
+        status.mode = self.plan_mode.mode
+        self.main_screen.query_one(PromptInput).focus()
+        self.screen_change_signal.subscribe(self, self._focus_prompt_on_return)
+        if self.session is not None:
+            await self._bind_session()
+        else:  # paint first; the session opens in a worker (tui/startup.py)
+            status.activity = "starting..."
+            self.call_after_refresh(self._open_session)
+
+    def _open_session(self) -> None:
+        assert self._start is not None
+        start = self._start
+        self.run_worker(lambda: self._open_session_work(start), thread=True, name="open-session",
+                        group="open-session", exit_on_error=False)
+
+    def _open_session_work(self, start: Callable[[], tuple[Any, list[str]]]) -> None:
+        from .startup import StartupError
+
+        try:
+            session, notices = start()
+        except StartupError as exc:
+            self.call_from_thread(self._startup_failed, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - an unexpected fault still ends in one line
+            self.call_from_thread(self._startup_failed,
+                                  f"opencli-tui: error: could not start: {type(exc).__name__}: {exc}")
+            return
+        self.post_message(SessionOpened(session, notices))
+
+    def _startup_failed(self, line: str) -> None:
+        self.startup_error = line
+        self.exit(return_code=2)
+
+    async def on_session_opened(self, message: "SessionOpened") -> None:
+        """The start worker opened the session: bind it, then run what was typed meanwhile."""
+        if self.return_code is not None:  # quit while the session was opening: just let go
+            message.session.close()
+            return
+        self.session = message.session
+        self.runner.session = message.session
+        self.notices.extend(line for line in message.notices if line not in self.notices)
+        self.main_screen.query_one(StatusBar).activity = ""
+        wanted = str(getattr(self.session.settings, "theme", "") or "")
+        if wanted and wanted != self.theme and wanted in self.available_themes:
+            self.theme = wanted  # the validated settings disagree with the peek (rare)
+        if self.plan_mode.active:  # toggled on while starting, or --plan: journal it
+            self.plan_mode.set_active(True)
+        await self._bind_session()
+        early, self._early_prompts = self._early_prompts, []
+        for text in early:
+            await self.handle_input(text)
+
+    async def _bind_session(self) -> None:
+        """Show what depends on the session: model and modes in the status bar, the welcome
+        block, start-up notices, a resumed conversation; then start ``session.prepare()``."""
+        from .event_handler import EventHandler
+        from .widgets.blocks import NoticeBlock, WelcomeBlock
+
         conversation = self.main_screen.query_one(Conversation)
         status = self.main_screen.query_one(StatusBar)
         self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,
                                     sidebar=self.main_screen.query_one(Sidebar))
-        for note in self._theme_notes:  # from _load_themes(first=True) in __init__
-            self.notify(**note)
-        self._theme_notes.clear()
         status.model = self.session.model
         status.embedded = self.is_embedded
         status.permission_mode = _mode_text(getattr(self.session.settings, "permission_mode", "ask"))
@@ -148,15 +233,11 @@ class OpenCLIApp(App):
             from .session_commands import show_resumed_at_start
 
             await show_resumed_at_start(self)  # redraws from session.resumed (set by build_session)
-        self.main_screen.query_one(PromptInput).focus()
-        self.screen_change_signal.subscribe(self, self._focus_prompt_on_return)
         self.call_after_refresh(self.runner.prepare)
         if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id
             from .session_commands import open_picker
 
             self.call_after_refresh(open_picker, self)
-        if self.watch_themes:
-            self.watch_theme_files()
 
     def _focus_prompt_on_return(self, screen: Screen) -> None:
         """Back on the main screen after a viewer, help or other screen closed: focus the prompt
@@ -179,8 +260,8 @@ class OpenCLIApp(App):
 
     @property
     def is_embedded(self) -> bool:
-        """True when the session runs the embedded offline model."""
-        return str(self.session.model).startswith("embedded/")
+        """True when the session runs the embedded offline model (False while it opens)."""
+        return self.session is not None and str(self.session.model).startswith("embedded/")
 
     def _startup_notices(self) -> list[str]:
         lines = list(self.notices)
@@ -192,27 +273,65 @@ class OpenCLIApp(App):
         return lines
 
     # -- themes --------------------------------------------------------------------------------
-    def _load_themes(self, first: bool = False) -> None:
+    def _choose_first_theme(self, wanted: Any) -> None:
+        """Set the theme of the first frame, from ``__init__``. Theme files are read by the quick
+        check of ``first_frame_theme``; ``_load_themes`` validates them after the paint."""
+        wanted = str(wanted or DEFAULT_DARK)
+        self._wanted_theme = wanted
+        if wanted in self.available_themes:  # a built-in Textual theme
+            self._set_theme_before_run(wanted)
+            return
+        for name in dict.fromkeys((wanted, DEFAULT_DARK)):
+            theme = first_frame_theme(name, self.themes_dir)
+            if theme is not None:
+                self.register_theme(theme)
+                self._first_frame_theme = theme.name
+                self._set_theme_before_run(theme.name)
+                return
+        self._set_theme_before_run("textual-dark")
+
+    def _set_theme_before_run(self, name: str) -> None:
+        """Make ``name`` (a registered theme) current before the app runs.
+
+        Assigning ``self.theme`` would call Textual's theme watcher, which queues a full CSS
+        re-parse; queued before the first parse, it repeats that parse (~20 ms) right after it,
+        with the same result. So the value is set without the watcher, and what the watcher
+        does besides (textual 8.2.8, pinned): the theme and dark/light classes, the ANSI filter,
+        and the CSS variables the first parse will use."""
+        self.set_reactive(OpenCLIApp.theme, name)
+        self.stylesheet.set_variables(self.get_css_variables())
+        dark = self.current_theme.dark
+        classes = {cls: False for cls in self.classes if cls.startswith("-theme-")}
+        self.update_classes({**classes, f"-theme-{name}": True, "-dark-mode": dark, "-light-mode": not dark},
+                            update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+
+    def _load_themes(self) -> None:
+        """Load and validate every theme file, register the good ones and report the bad ones.
+
+        Runs after the first paint and again whenever a theme file changes. The first run also
+        settles the theme: the wanted one when valid, else our default with a notice."""
         themes, problems = load_themes(self.themes_dir)
         for theme in themes:
             self.register_theme(theme)
-        notes = [dict(message=problem, title="Theme file skipped", severity="warning", timeout=8)
-                 for problem in problems]
-        if first:
-            wanted = str(getattr(self.session.settings, "theme", DEFAULT_DARK) or DEFAULT_DARK)
-            if wanted not in self.available_themes:
-                if wanted != DEFAULT_DARK:
-                    notes.append(dict(message=f"Unknown theme {wanted!r}; using {DEFAULT_DARK}.",
-                                      severity="warning"))
-                wanted = DEFAULT_DARK if DEFAULT_DARK in self.available_themes else "textual-dark"
-            self.theme = wanted
-        else:
+        for problem in problems:
+            self.notify(problem, title="Theme file skipped", severity="warning", timeout=8)
+        wanted, self._wanted_theme = self._wanted_theme, None
+        if wanted is None:  # a reload: show the changed colours
             self.refresh_css(animate=False)
-        if first:  # called from __init__: notified in on_mount
-            self._theme_notes.extend(notes)
-        else:
-            for note in notes:
-                self.notify(**note)
+            return
+        valid = {theme.name for theme in themes}
+        quick, self._first_frame_theme = self._first_frame_theme, None
+        rejected = quick is not None and quick not in valid  # reported among the problems
+        fallback = DEFAULT_DARK if DEFAULT_DARK in valid else "textual-dark"
+        if wanted not in self.available_themes or (rejected and wanted == quick):
+            if not rejected:
+                self.notify(f"Unknown theme {wanted!r}; using {fallback}.", severity="warning")
+            self.theme = fallback
+        elif self.theme != wanted:
+            self.theme = wanted
+        if rejected:
+            self.unregister_theme(quick)
 
     @work(exclusive=True, group="theme-watch")
     async def watch_theme_files(self) -> None:
@@ -228,6 +347,8 @@ class OpenCLIApp(App):
 
     def action_toggle_theme(self) -> None:
         """Switch between the dark and the light theme."""
+        if self._wanted_theme is not None:  # pressed before the theme files were validated
+            self._load_themes()
         other = counterpart(self.theme, self.current_theme.dark)
         if other not in self.available_themes:
             other = "textual-light" if self.current_theme.dark else "textual-dark"
@@ -235,7 +356,15 @@ class OpenCLIApp(App):
 
     # -- prompt --------------------------------------------------------------------------------
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        text = message.text
+        await self.handle_input(message.text)
+
+    async def handle_input(self, text: str) -> None:
+        """Run what the user entered: a slash command, a Plan-mode task or a prompt."""
+        from .commands import parse_command, run_command, unescape_prompt
+
+        if self.session is None:  # still opening (a fraction of a second): run it once open
+            self._early_prompts.append(text)
+            return
         command = parse_command(text)
         if command is not None:
             await run_command(self, *command)
@@ -252,6 +381,8 @@ class OpenCLIApp(App):
             await self.show_notice(f"Queued (sent when the current turn ends): {first_line[:80]}",
                                    kind="queued")
             return
+        from .widgets.blocks import UserBlock
+
         conversation = self.main_screen.query_one(Conversation)
         await conversation.add(UserBlock(text))
         conversation.follow()
@@ -260,6 +391,8 @@ class OpenCLIApp(App):
 
     async def show_notice(self, message: str, kind: str = "notice") -> None:
         """Add a one-line notice to the conversation (kind: notice, warning, reminder, queued)."""
+        from .widgets.blocks import NoticeBlock
+
         await self.main_screen.query_one(Conversation).add(NoticeBlock(message, kind=kind))
 
     # -- agent messages ------------------------------------------------------------------------
@@ -270,6 +403,8 @@ class OpenCLIApp(App):
     async def on_turn_ended(self, message: TurnEnded) -> None:
         assert self.handler is not None
         if message.error:
+            from .widgets.blocks import ErrorBlock
+
             await self.main_screen.query_one(Conversation).add(ErrorBlock(f"The agent stopped on an internal error: {message.error}"))
         if self.handler.turn_finished is None:  # the loop did not report its end: close what is open
             await self.handler.end_streams()
@@ -327,13 +462,24 @@ class OpenCLIApp(App):
     # -- actions -------------------------------------------------------------------------------
     def action_help(self) -> None:
         """Show the help screen."""
+        from .commands import command_rows
         from .screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(command_rows()))
 
+    def _session_ready(self) -> bool:
+        """True once the session is open; before that (a fraction of a second after start)
+        keys that need it say so and do nothing."""
+        if self.session is None:
+            self.notify("Still starting: one moment.", timeout=2)
+            return False
+        return True
+
     def action_context_breakdown(self) -> None:
         """F2: show what fills the context window (tui/context_ui.py)."""
+        if not self._session_ready():
+            return
         from .context_ui import open_breakdown
 
         open_breakdown(self)
@@ -373,6 +519,8 @@ class OpenCLIApp(App):
 
     def action_cycle_permission_mode(self) -> None:
         """Ctrl+R: next permission mode (ask, auto-edit, full-auto, read-only), effective at once."""
+        if not self._session_ready():
+            return
         from .session_commands import cycle_permission_mode
 
         cycle_permission_mode(self)
@@ -400,17 +548,25 @@ class OpenCLIApp(App):
         self.plan_mode.hide_hint()
 
     def action_toggle_sidebar(self) -> None:
-        """Show or hide the sidebar."""
-        self.main_screen.query_one(Sidebar).toggle()
+        """Show or hide the sidebar (not yet there in the first instant: nothing to do)."""
+        for sidebar in self.main_screen.query(Sidebar):
+            sidebar.toggle()
 
     def action_toggle_last_tool(self) -> None:
         """Expand or collapse the most recent tool block."""
+        from .widgets.tool_block import ToolBlock
+
         blocks = self.main_screen.query(ToolBlock)
         if blocks:
             last = blocks.last()
             last.expanded = not last.expanded
             if last.expanded:
                 self.main_screen.query_one(Conversation).scroll_to_widget(last, animate=False)
+
+
+def _breakpoint_class(width: int) -> str:
+    """The ``HORIZONTAL_BREAKPOINTS`` class for a screen ``width`` columns wide (as Textual picks it)."""
+    return max((point for point in OpenCLIApp.HORIZONTAL_BREAKPOINTS if width >= point[0]), default=(0, ""))[1]
 
 
 def _mode_text(mode: Any) -> str:

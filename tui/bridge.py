@@ -11,6 +11,7 @@ Messages posted to the app:
 - ``AgentEventMessage(event)``: one agent event (deltas possibly merged).
 - ``TurnEnded(result, error)``: the worker returned; ``result`` is the ``TurnFinished`` (or None
   when ``run_turn`` raised, then ``error`` holds one line).
+- ``SessionOpened(session, notices)``: the app's start worker opened the session.
 - ``SessionPrepared(context_window, error)``: ``prepare()`` finished (``error`` when it raised).
 """
 
@@ -23,11 +24,20 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.message import Message
 
-from agent.events import PermissionDecision, PermissionRequest, ReasoningDelta, TextDelta, TurnFinished
-
 if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
+
+    # agent.events (pydantic models, ~100 ms to import) is imported where first used, after the
+    # first paint, never at module level.
+    from agent.events import ReasoningDelta, TextDelta, TurnFinished
+
+
+def _denied_by_cancel() -> Any:
+    """The ``PermissionDecision`` given to questions still open when the user cancels."""
+    from agent.events import PermissionDecision
+
+    return PermissionDecision(allow=False, reason="cancelled by the user")
 
 #: Seconds between two flushes of buffered deltas (the brief says 30-50 ms).
 FLUSH_INTERVAL_S = 0.04
@@ -96,6 +106,16 @@ class TurnEnded(Message):
         self.value = value  # what a custom ``run`` returned (e.g. a PlanResult); None otherwise
 
 
+class SessionOpened(Message):
+    """The app's start worker opened the session (``tui/startup.open_session``): ``session`` (an
+    ``AgentSession``) and ``notices`` (one line each, from loading the settings)."""
+
+    def __init__(self, session: Any, notices: list[str]) -> None:
+        super().__init__()
+        self.session = session
+        self.notices = notices
+
+
 class SessionPrepared(Message):
     """``session.prepare()`` finished. ``context_window`` in tokens (None when unknown);
     ``error`` is one line when prepare raised."""
@@ -121,6 +141,9 @@ class DeltaCoalescer:
         self._interval = interval_s
         self._clock = clock
         self._lock = threading.Lock()
+        from agent.events import ReasoningDelta, TextDelta
+
+        self._delta_types = (TextDelta, ReasoningDelta)
         self._pending: list[TextDelta | ReasoningDelta] = []
         self._oldest: float | None = None
         self._stop = threading.Event()
@@ -129,7 +152,7 @@ class DeltaCoalescer:
     def add(self, event: Any) -> None:
         """Accept one event: deltas are buffered, anything else flushes the buffer then posts."""
         with self._lock:
-            if isinstance(event, (TextDelta, ReasoningDelta)):
+            if isinstance(event, self._delta_types):
                 if self._pending and type(self._pending[-1]) is type(event):
                     last = self._pending[-1]
                     self._pending[-1] = type(last)(text=last.text + event.text)
@@ -313,12 +336,14 @@ class AgentRunner:
         self.app.post_message(TurnEnded(None, error))
 
     def _post_event(self, event: Any) -> None:
+        from agent.events import PermissionRequest
+
         if isinstance(event, PermissionRequest):
             with self._lock:
                 self._pending_permissions.add(event.reply)
             event.reply.add_done_callback(self._forget_permission)
             if self.cancel_event.is_set():
-                self._resolve(event.reply, PermissionDecision(allow=False, reason="cancelled by the user"))
+                self._resolve(event.reply, _denied_by_cancel())
         self.app.post_message(AgentEventMessage(event))
 
     def _forget_permission(self, future: Any) -> None:
@@ -326,7 +351,7 @@ class AgentRunner:
             self._pending_permissions.discard(future)
 
     @staticmethod
-    def _resolve(future: Any, decision: PermissionDecision) -> None:
+    def _resolve(future: Any, decision: Any) -> None:
         if not future.done():
             try:
                 future.set_result(decision)
@@ -341,5 +366,5 @@ class AgentRunner:
         with self._lock:
             pending = list(self._pending_permissions)
         for future in pending:
-            self._resolve(future, PermissionDecision(allow=False, reason="cancelled by the user"))
+            self._resolve(future, _denied_by_cancel())
         return True

@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from .startup import SessionRequest, StartupError, open_session
+
 EXIT_USAGE = 2
 #: ``--resume`` given without an id.
 PICK = ""
-#: The model identity of a ``--replay`` run without ``--model`` (provider rules, context window).
-REPLAY_DEFAULT_MODEL = "openai/gpt-4.1"
 
 
 def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = False) -> None:
@@ -128,34 +128,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"opencli-tui: error: workspace {workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
 
-    from agent.config import ConfigError, load_settings
-    from agent.providers.scripted import ReplayError
-    from agent.resume import SessionNotFoundError
-    from agent.runtime import build_session
-    from agent.session import SessionLockedError
-
     resume, problem = _resume_target(args, workspace)
     if problem is not None:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
-    notices: list[str] = []
-    try:
-        flags = _flags(args)
-        if args.replay is not None and flags["model"] is None:
-            # A replay stands in for the model: give it a real model's identity (and full tool
-            # set) rather than the embedded one's read-only tools, unless --model says otherwise.
-            flags["model"] = REPLAY_DEFAULT_MODEL
-        settings = load_settings(workspace, flags, notices)
-        session = build_session(workspace, settings, replay=args.replay, replay_log=args.replay_log,
-                                interactive=args.command != "run", resume=resume, model=args.model)
-    except (ConfigError, ReplayError, SessionNotFoundError, SessionLockedError) as exc:
-        print(f"opencli-tui: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        print(f"opencli-tui: error: the session could not be read: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    request = SessionRequest(workspace=workspace, flags=_flags(args), replay=args.replay,
+                             replay_log=args.replay_log, interactive=args.command != "run",
+                             resume=resume, model=args.model)
 
     if args.command == "run":
+        try:
+            session, notices = open_session(request)
+        except StartupError as exc:
+            print(exc, file=sys.stderr)
+            return EXIT_USAGE
         from .headless import run_headless
 
         try:
@@ -164,13 +150,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             session.close()  # releases the journal lock
 
+    # The TUI paints first and opens the session in a worker (tui/startup.py says why); the theme
+    # is peeked from the config files so the first frame already has the right colours.
+    from agent.config_files import peek_setting
+
     from .app import OpenCLIApp
 
+    app = OpenCLIApp(start=lambda: open_session(request), theme_hint=peek_setting(workspace, "theme"),
+                     start_in_plan_mode=bool(args.plan))
+    app.pick_session_at_start = args.resume == PICK and not args.continue_
     try:
-        app = OpenCLIApp(session=session, notices=notices, start_in_plan_mode=bool(args.plan))
-        app.pick_session_at_start = args.resume == PICK and not args.continue_
         app.run()
     finally:
-        session.close()
+        if app.session is not None:
+            app.session.close()
+    if app.startup_error is not None:
+        print(app.startup_error, file=sys.stderr)
+        return EXIT_USAGE
     return int(app.return_code or 0)
-

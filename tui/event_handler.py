@@ -14,12 +14,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from agent.events import (
-    CompactionDone, ContextUsage, ErrorEvent, GuardTriggered, Notice, PermissionDecision,
-    PermissionRequest, PlanUpdated, ReasoningDelta, ReminderInjected, StepStarted, TextDelta,
-    ToolCallFinished, ToolCallStarted, TurnFinished, TurnStarted,
-)
-
 from textual.widget import Widget
 
 from .widgets.blocks import (
@@ -39,6 +33,13 @@ FILE_CHANGING_TOOLS = ("write", "edit")
 
 if TYPE_CHECKING:
     from textual.app import App
+
+    # agent.events (pydantic models) is imported on the first event, not before the first paint.
+    from agent.events import (
+        CompactionDone, ContextUsage, ErrorEvent, GuardTriggered, Notice, PermissionRequest,
+        PlanUpdated, ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished,
+        ToolCallStarted, TurnFinished, TurnStarted,
+    )
 
     from .widgets.stop_panel import StopPanel
 
@@ -101,26 +102,33 @@ class EventHandler:
         self._reminder_anchor: dict[int, Widget] = {}
         self._finished: list[AssistantBlock] = []
         self._continuing = False
-        self._handlers: dict[type, Callable[[Any], Any]] = {
-            TurnStarted: self._on_turn_started,
-            StepStarted: self._on_step_started,
-            TextDelta: self._on_text,
-            ReasoningDelta: self._on_reasoning,
-            ToolCallStarted: self._on_tool_started,
-            ToolCallFinished: self._on_tool_finished,
-            Notice: self._on_notice,
-            ErrorEvent: self._on_error,
-            GuardTriggered: self._on_guard,
-            ContextUsage: self._on_context_usage,
-            TurnFinished: self._on_turn_finished,
-            PermissionRequest: self._on_permission_request,
-            PlanUpdated: self._on_plan_updated,
-            ReminderInjected: self._on_reminder,
-            CompactionDone: self._on_compaction,
+        self._handlers: dict[type, Callable[[Any], Any]] | None = None  # built on the first event
+
+    def _event_handlers(self) -> dict[type, Callable[[Any], Any]]:
+        from agent import events as ev
+
+        return {
+            ev.TurnStarted: self._on_turn_started,
+            ev.StepStarted: self._on_step_started,
+            ev.TextDelta: self._on_text,
+            ev.ReasoningDelta: self._on_reasoning,
+            ev.ToolCallStarted: self._on_tool_started,
+            ev.ToolCallFinished: self._on_tool_finished,
+            ev.Notice: self._on_notice,
+            ev.ErrorEvent: self._on_error,
+            ev.GuardTriggered: self._on_guard,
+            ev.ContextUsage: self._on_context_usage,
+            ev.TurnFinished: self._on_turn_finished,
+            ev.PermissionRequest: self._on_permission_request,
+            ev.PlanUpdated: self._on_plan_updated,
+            ev.ReminderInjected: self._on_reminder,
+            ev.CompactionDone: self._on_compaction,
         }
 
     async def handle(self, event: Any) -> None:
         """Show one event. Unknown event types become a dim notice (never a crash)."""
+        if self._handlers is None:
+            self._handlers = self._event_handlers()
         handler = self._handlers.get(type(event))
         if handler is None:
             await self.conversation.add(NoticeBlock(f"(event {getattr(event, 'type', type(event).__name__)})"))
@@ -292,6 +300,8 @@ class EventHandler:
         block = self.tools.get(event.call_id)
         if block is not None:
             block.set_awaiting_approval(True)
+
+        from agent.events import PermissionDecision
 
         def resolve(decision: PermissionDecision | None) -> None:
             if block is not None:

@@ -1,5 +1,10 @@
 """Theme files: TOML validated by pydantic, converted to Textual ``Theme`` objects.
 
+Importing pydantic costs about 40 ms, too much before the first paint, so the first frame uses
+``first_frame_theme``: the wanted theme's file read with tomllib and checked by Textual's own
+colour parser, no pydantic. The app runs the validated ``load_themes`` right after the first
+paint; it is the authority (a file it rejects is reported and its theme not kept).
+
 A theme file (``themes/*.toml``) holds ``name``, ``dark`` and the base colours Textual derives its
 palette from (``primary`` is required, the rest optional), plus a ``[variables]`` table of
 app-specific CSS variables (``$diff-added`` and friends, see ``THEME_VARIABLE_DEFAULTS``).
@@ -14,9 +19,13 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any
+
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 #: Folder with the theme files shipped with the app (the repository's ``themes/``).
 THEMES_DIR = Path(__file__).resolve().parent.parent / "themes"
@@ -51,61 +60,65 @@ def _check_colour(value: str | None) -> str | None:
     return value
 
 
-class ThemeFile(BaseModel):
-    """The contents of one theme file (TOML). Unknown keys are rejected so typos show up."""
+#: Keys of a theme file that hold a colour (``primary`` is required, the rest optional).
+COLOUR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
+               "boost", "success", "warning", "error")
 
-    model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, description="Theme name used by settings.theme.")
-    dark: bool = Field(True, description="True for a dark theme (Textual derives shades from it).")
-    primary: str = Field(description="Main accent colour (borders, focus).")
-    secondary: str | None = None
-    accent: str | None = None
-    foreground: str | None = None
-    background: str | None = None
-    surface: str | None = None
-    panel: str | None = None
-    boost: str | None = None
-    success: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    variables: dict[str, str] = Field(default_factory=dict, description="App-specific CSS variables.")
+def _theme_file_model() -> "type[BaseModel]":
+    """The pydantic model of a theme file, built on first use (pydantic is imported lazily)."""
+    global _THEME_FILE_MODEL
+    if _THEME_FILE_MODEL is None:
+        from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-    @field_validator("primary", "secondary", "accent", "foreground", "background", "surface",
-                     "panel", "boost", "success", "warning", "error")
-    @classmethod
-    def _colour(cls, value: str | None) -> str | None:
-        return _check_colour(value)
+        class ThemeFile(BaseModel):
+            """The contents of one theme file (TOML). Unknown keys are rejected so typos show up."""
 
-    @field_validator("variables")
-    @classmethod
-    def _variable_colours(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, colour in value.items():
-            try:
-                _check_colour(colour)
-            except ValueError as exc:
-                raise ValueError(f"variable {key}: {exc}") from None
-        return value
+            model_config = ConfigDict(extra="forbid")
 
-    def to_theme(self) -> Theme:
-        """Return the Textual ``Theme``; app variables missing from the file get the defaults."""
-        variables = {**THEME_VARIABLE_DEFAULTS, **self.variables}
-        return Theme(
-            name=self.name,
-            primary=self.primary,
-            secondary=self.secondary,
-            accent=self.accent,
-            foreground=self.foreground,
-            background=self.background,
-            surface=self.surface,
-            panel=self.panel,
-            boost=self.boost,
-            success=self.success,
-            warning=self.warning,
-            error=self.error,
-            dark=self.dark,
-            variables=variables,
-        )
+            name: str = Field(min_length=1, description="Theme name used by settings.theme.")
+            dark: bool = Field(True, description="True for a dark theme (Textual derives shades from it).")
+            primary: str = Field(description="Main accent colour (borders, focus).")
+            secondary: str | None = None
+            accent: str | None = None
+            foreground: str | None = None
+            background: str | None = None
+            surface: str | None = None
+            panel: str | None = None
+            boost: str | None = None
+            success: str | None = None
+            warning: str | None = None
+            error: str | None = None
+            variables: dict[str, str] = Field(default_factory=dict, description="App-specific CSS variables.")
+
+            @field_validator(*COLOUR_KEYS)
+            @classmethod
+            def _colour(cls, value: str | None) -> str | None:
+                return _check_colour(value)
+
+            @field_validator("variables")
+            @classmethod
+            def _variable_colours(cls, value: dict[str, str]) -> dict[str, str]:
+                for key, colour in value.items():
+                    try:
+                        _check_colour(colour)
+                    except ValueError as exc:
+                        raise ValueError(f"variable {key}: {exc}") from None
+                return value
+
+        _THEME_FILE_MODEL = ThemeFile
+    return _THEME_FILE_MODEL
+
+
+_THEME_FILE_MODEL: "type[BaseModel] | None" = None
+
+
+def _to_theme(data: dict[str, Any]) -> Theme:
+    """Return the Textual ``Theme`` for validated theme-file ``data``; app variables missing from
+    the file get the defaults."""
+    return Theme(name=data["name"], dark=data.get("dark", True),
+                 variables={**THEME_VARIABLE_DEFAULTS, **(data.get("variables") or {})},
+                 **{key: data.get(key) for key in COLOUR_KEYS})
 
 
 def load_theme_file(path: Path) -> Theme:
@@ -120,8 +133,10 @@ def load_theme_file(path: Path) -> Theme:
         raise ThemeError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ThemeError(f"{path}: not valid TOML ({exc})") from exc
+    from pydantic import ValidationError
+
     try:
-        return ThemeFile.model_validate(data).to_theme()
+        return _to_theme(_theme_file_model().model_validate(data).model_dump())
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "file"
@@ -144,6 +159,39 @@ def load_themes(directory: Path = THEMES_DIR) -> tuple[list[Theme], list[str]]:
         except ThemeError as exc:
             problems.append(str(exc))
     return themes, problems
+
+
+def first_frame_theme(name: str, directory: Path = THEMES_DIR) -> Theme | None:
+    """Return the theme called ``name`` from the files in ``directory`` for the first frame, or
+    None when no file holds it or the file does not pass this quick check.
+
+    The check (tomllib, known keys only, strings that ``Color.parse`` accepts, ``dark`` a bool)
+    accepts no file that ``load_theme_file`` would reject for its colours or keys, so the first
+    frame never needs a theme the validated load then drops."""
+    if not Path(directory).is_dir():
+        return None
+    allowed = {"name", "dark", "variables", *COLOUR_KEYS}
+    for path in sorted(Path(directory).glob("*.toml")):
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            continue
+        if data.get("name") != name:
+            continue
+        variables = data.get("variables", {})
+        colours = [data[key] for key in COLOUR_KEYS if key in data]
+        if (set(data) - allowed or "primary" not in data or not isinstance(data.get("dark", True), bool)
+                or not isinstance(variables, dict)):
+            return None
+        colours += list(variables.values())
+        try:
+            if not all(isinstance(colour, str) and Color.parse(colour) for colour in colours):
+                return None
+        except ColorParseError:
+            return None
+        return _to_theme(data)
+    return None
 
 
 def counterpart(theme_name: str, dark: bool) -> str:

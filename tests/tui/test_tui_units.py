@@ -10,7 +10,9 @@ import pytest
 
 from agent.events import Notice, ReasoningDelta, TextDelta
 from tui.bridge import DeltaCoalescer
-from tui.theme_loader import THEMES_DIR, ThemeError, counterpart, load_theme_file, load_themes
+from tui.theme_loader import (
+    THEMES_DIR, ThemeError, counterpart, first_frame_theme, load_theme_file, load_themes,
+)
 from tui.widgets.diff_view import diff_stats, diff_to_text
 from tui.widgets.plain_output import clean_output, to_text
 from tui.widgets.status_bar import format_tokens
@@ -145,6 +147,34 @@ class TestThemes:
         path.write_text('name = "x"\n')
         with pytest.raises(ThemeError, match="primary"):
             load_theme_file(path)
+
+    def test_first_frame_theme_matches_the_validated_one(self) -> None:
+        themes, _ = load_themes(THEMES_DIR)
+        for theme in themes:
+            quick = first_frame_theme(theme.name, THEMES_DIR)
+            assert quick is not None and quick == theme
+
+    def test_first_frame_theme_accepts_nothing_validation_rejects(self, tmp_path: Path) -> None:
+        files = {
+            "bad-colour": 'name = "bad-colour"\nprimary = "not-a-colour"\n',
+            "typo": 'name = "typo"\nprimary = "#112233"\nprimray = "#fff"\n',
+            "no-primary": 'name = "no-primary"\n',
+            "bad-variable": 'name = "bad-variable"\nprimary = "#112233"\n[variables]\nuser-border = "nope"\n',
+            "number": 'name = "number"\nprimary = 12\n',
+        }
+        for name, text in files.items():
+            (tmp_path / f"{name}.toml").write_text(text)
+        _, problems = load_themes(tmp_path)
+        assert len(problems) == len(files)
+        for name in files:
+            assert first_frame_theme(name, tmp_path) is None, name
+        assert first_frame_theme("absent", tmp_path) is None
+        assert first_frame_theme("x", tmp_path / "no-such-dir") is None
+        # Stricter than pydantic's lax bool: the first frame falls back, the validated load
+        # (after the paint) then switches to the theme.
+        (tmp_path / "lax.toml").write_text('name = "lax"\nprimary = "#112233"\ndark = "yes"\n')
+        assert first_frame_theme("lax", tmp_path) is None
+        assert "lax" in {t.name for t in load_themes(tmp_path)[0]}
 
     def test_counterpart(self) -> None:
         assert counterpart("opencli-dark", True) == "opencli-light"

@@ -15,15 +15,17 @@ newline, line ends made ``\n``; one paste is one undo step.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from ..commands import complete_command
+# The patterns below are compiled on the first paste and ``tui.commands`` is imported on the
+# first Tab: the prompt is part of the first frame, whose imports are kept to what it shows.
 
 # ANSI / VT escape sequences; an ESC that starts none of them is removed on its own.
-_ESCAPE_SEQUENCE = re.compile(
+_ESCAPE_SEQUENCE = (
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves (also cut short at the end)
     r"|\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks; ends with BEL or ST
     r"|[PX^_][^\x1b]*\x1b\\"  # DCS, SOS, PM, APC strings (unended: the ESC goes, the text stays)
@@ -33,7 +35,12 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"  # CSI as one 8-bit character
 )
 # C0 controls but tab and newline, DEL, C1 controls.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+
+
+@cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source)
 
 
 def clean_paste(text: str) -> str:
@@ -45,9 +52,9 @@ def clean_paste(text: str) -> str:
     tab and newline, DEL, C1) is dropped.
     """
     if "\x1b" in text or "\x9b" in text:
-        text = _ESCAPE_SEQUENCE.sub("", text)
+        text = _pattern(_ESCAPE_SEQUENCE).sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", text)
+    return _pattern(_CONTROL).sub("", text)
 
 
 class PromptHistory:
@@ -148,6 +155,8 @@ class PromptInput(TextArea):
         """
         if not self.selection.is_empty or self.cursor_location != self.document.end:
             return False
+        from ..commands import complete_command
+
         completion = complete_command(self.text)
         if completion is None:
             return False

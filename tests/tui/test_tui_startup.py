@@ -1,0 +1,178 @@
+"""The TUI paints before the session exists: settings, session and journal open in a worker
+(tui/startup.py), so the first frame waits for neither pydantic nor litellm. These tests drive
+that path as ``opencli-tui`` does (``OpenCLIApp(start=...)``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from agent.config import Settings
+from agent.providers.scripted import ScriptedProvider
+from agent.runtime import build_session
+from tui.app import OpenCLIApp
+from tui.startup import SessionRequest, StartupError, open_session
+from tui.widgets.blocks import UserBlock, WelcomeBlock
+from tui.widgets.prompt_input import PromptInput
+from tui.widgets.sidebar import Sidebar
+from tui.widgets.status_bar import StatusBar
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _gated_start(workspace: Path, replies: list[dict[str, Any]]):
+    """A start callable that waits for ``gate`` before opening a scripted session."""
+    gate = threading.Event()
+    provider = ScriptedProvider(replies)
+
+    def start() -> tuple[Any, list[str]]:
+        assert gate.wait(10), "the test never opened the gate"
+        session = build_session(workspace, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                                provider=provider, interactive=True)
+        return session, ["a notice from loading the settings"]
+
+    return start, gate, provider
+
+
+async def test_first_frame_comes_before_the_session(workspace, ui) -> None:
+    start, gate, _ = _gated_start(workspace, [{"content": "hi"}])
+    app = OpenCLIApp(start=start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        # Painted and usable while the session is still opening.
+        assert app.session is None
+        assert app.focused is app.query_one(PromptInput)
+        assert "starting" in app.query_one(StatusBar).info_text().plain
+        assert not app.query(WelcomeBlock)
+        gate.set()
+
+        def notices() -> list[str]:
+            return [str(n.message) for n in app.query("NoticeBlock")]
+
+        await ui.wait_for(pilot, lambda: "a notice from loading the settings" in notices(),
+                          what="the welcome block and the settings notice")
+        assert len(app.query(WelcomeBlock)) == 1
+        status = app.query_one(StatusBar)
+        assert app.session is not None and status.model == "openai/gpt-4.1"
+        assert "starting" not in status.info_text().plain
+        assert app.query(Sidebar), "the sidebar is mounted (lazily) by then"
+
+
+async def test_a_prompt_typed_while_starting_runs_once_the_session_is_open(workspace, ui) -> None:
+    start, gate, provider = _gated_start(workspace, [{"content": "done"}])
+    app = OpenCLIApp(start=start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.submit(pilot, "say done")
+        await pilot.pause()
+        assert provider.requests == [] and not app.query(UserBlock)
+        gate.set()
+        await ui.wait_for(pilot, lambda: bool(provider.requests), what="the request")
+        await ui.wait_turn(pilot, app)
+        assert [b.text for b in app.query(UserBlock)] == ["say done"]
+        assert provider.requests[0].messages[-1]["content"] == "say done"
+
+
+async def test_keys_before_the_session_opens_do_not_crash(workspace, ui) -> None:
+    start, gate, _ = _gated_start(workspace, [])
+    app = OpenCLIApp(start=start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+b", "ctrl+r", "f2", "escape", "ctrl+t")
+        await pilot.pause()
+        assert app.session is None and app.is_running
+        gate.set()
+        await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+
+
+async def test_a_startup_error_ends_the_app_with_its_line(workspace) -> None:
+    def start() -> tuple[Any, list[str]]:
+        raise StartupError("opencli-tui: error: max_turns: Input should be greater than 0")
+
+    app = OpenCLIApp(start=start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.3)
+    assert app.return_code == 2
+    assert app.startup_error == "opencli-tui: error: max_turns: Input should be greater than 0"
+
+
+async def test_an_invalid_setting_found_by_the_worker_names_the_setting(workspace, monkeypatch) -> None:
+    monkeypatch.setenv("OPENCLI_MAX_TURNS", "-3")
+    request = SessionRequest(workspace=workspace, flags={"model": "openai/gpt-4.1"})
+    app = OpenCLIApp(start=lambda: open_session(request), watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(1.0)
+    assert app.return_code == 2
+    assert app.startup_error is not None and app.startup_error.startswith("opencli-tui: error: ")
+    assert "max_turns" in app.startup_error and "\n" not in app.startup_error
+
+
+async def test_theme_hint_gives_the_first_frame_its_colours(workspace) -> None:
+    start, gate, _ = _gated_start(workspace, [])
+    app = OpenCLIApp(start=start, theme_hint="opencli-light", watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert app.theme == "opencli-light"
+        assert "-light-mode" in app.classes and "-dark-mode" not in app.classes
+        assert app.theme_variables["diff-added"].lower() == "#2e7d3e"  # from themes/opencli-light.toml
+        gate.set()
+
+
+async def test_main_screen_starts_with_its_breakpoint_class(workspace, ui) -> None:
+    for width, wanted, unwanted in ((120, "-wide", "-narrow"), (80, "-narrow", "-wide")):
+        start, gate, _ = _gated_start(workspace, [])
+        gate.set()
+        app = OpenCLIApp(start=start, watch_themes=False)
+        async with app.run_test(size=(width, 30)) as pilot:
+            assert wanted in app.screen.classes and unwanted not in app.screen.classes
+            await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        app.session.close()
+
+
+def test_the_first_frame_imports_neither_pydantic_nor_the_agent_core() -> None:
+    """What ``opencli-tui`` imports before its first paint stays light (benchmarks/first_paint.py
+    measures the time; this guards the cause): no pydantic, no agent settings, no litellm."""
+    code = (
+        "import sys\n"
+        "import tui.cli, tui.app, tui.startup\n"
+        "from agent.config_files import peek_setting\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_settings', 'litellm')"
+        " or m in ('agent.config', 'agent.runtime', 'agent.events', 'tui.event_handler'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == ""
+
+
+async def test_an_unknown_theme_falls_back_with_a_notice(workspace, ui) -> None:
+    start, gate, _ = _gated_start(workspace, [])
+    gate.set()
+    app = OpenCLIApp(start=start, theme_hint="no-such-theme", watch_themes=False)
+    toasts: list[str] = []
+    app.notify = lambda message, **_: toasts.append(str(message))  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        assert app.theme == "opencli-dark"
+        assert any("Unknown theme 'no-such-theme'" in t for t in toasts)
+    app.session.close()
+
+
+async def test_a_theme_file_changed_to_invalid_keeps_the_app_running(workspace, tmp_path, ui) -> None:
+    themes = tmp_path / "themes"
+    themes.mkdir()
+    (themes / "mine.toml").write_text('name = "mine"\nprimary = "#336699"\ndark = false\n')
+    start, gate, _ = _gated_start(workspace, [])
+    gate.set()
+    app = OpenCLIApp(start=start, theme_hint="mine", themes_dir=themes, watch_themes=False)
+    toasts: list[str] = []
+    app.notify = lambda message, **_: toasts.append(str(message))  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        assert app.theme == "mine" and not app.current_theme.dark
+        (themes / "mine.toml").write_text('name = "mine"\nprimary = "oops"\n')
+        app._load_themes()  # what the watcher does on a change
+        await pilot.pause()
+        assert app.theme == "mine"  # the last good version stays
+        assert any("mine.toml" in t for t in toasts)
+    app.session.close()

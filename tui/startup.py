@@ -1,0 +1,71 @@
+"""Opening the agent session for the TUI and for ``run``: settings, then ``build_session``.
+
+``open_session`` does what used to sit inline in ``cli.main``. The headless ``run`` calls it
+before anything else; the TUI calls it in a thread worker after its first paint, because
+importing ``agent.config`` (pydantic, pydantic-settings) and ``agent.runtime`` costs 150 ms or
+more, which would double the time to the first frame. Nothing here is imported at module level
+from ``agent`` for the same reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The model identity of a ``--replay`` run without ``--model`` (provider rules, context window).
+REPLAY_DEFAULT_MODEL = "openai/gpt-4.1"
+
+
+class StartupError(Exception):
+    """The session could not be opened; the message is the one line to print (exit code 2):
+    an invalid setting, a bad replay file, an unknown session id, a session locked by another
+    instance, or an unreadable session file."""
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """What the command line asks for.
+
+    ``workspace``: the project folder; ``flags``: CLI setting overrides for ``load_settings``
+    (None values are unset); ``replay`` / ``replay_log``: the scripted provider's files;
+    ``interactive``: True for the TUI; ``resume``: ``build_session``'s resume value (None, "latest"
+    or an id prefix); ``model``: the ``--model`` flag as given (None when absent)."""
+
+    workspace: Path
+    flags: dict[str, Any]
+    replay: Path | None = None
+    replay_log: Path | None = None
+    interactive: bool = True
+    resume: str | None = None
+    model: str | None = None
+
+
+def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
+    """Load the settings and build the session for ``request``.
+
+    Returns ``(session, notices)``: an ``agent.runtime.AgentSession`` (holding the journal lock
+    until ``close()``) and the notices from loading the settings (unknown keys, ignored project
+    keys), one line each. Raises ``StartupError`` with one line for every expected failure."""
+    from agent.config import ConfigError, load_settings
+    from agent.providers.scripted import ReplayError
+    from agent.resume import SessionNotFoundError
+    from agent.runtime import build_session
+    from agent.session import SessionLockedError
+
+    notices: list[str] = []
+    flags = dict(request.flags)
+    if request.replay is not None and flags.get("model") is None:
+        # A replay stands in for the model: give it a real model's identity (and full tool set)
+        # rather than the embedded one's read-only tools, unless --model says otherwise.
+        flags["model"] = REPLAY_DEFAULT_MODEL
+    try:
+        settings = load_settings(request.workspace, flags, notices)
+        session = build_session(request.workspace, settings, replay=request.replay,
+                                replay_log=request.replay_log, interactive=request.interactive,
+                                resume=request.resume, model=request.model)
+    except (ConfigError, ReplayError, SessionNotFoundError, SessionLockedError) as exc:
+        raise StartupError(f"opencli-tui: error: {exc}") from exc
+    except OSError as exc:
+        raise StartupError(f"opencli-tui: error: the session could not be read: {exc}") from exc
+    return session, notices
