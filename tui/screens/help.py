@@ -44,6 +44,27 @@ KEYS: list[tuple[str, str]] = [
 class HelpScreen(ModalScreen[None]):
     """Lists keys and commands. ``commands`` is a list of (usage, description)."""
 
+    # App-level CSS, loaded when the screen first shows (not before the app's first paint).
+    CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+
+    #help-dialog {
+        width: 90;
+        max-width: 95%;
+        height: auto;
+        max-height: 90%;
+        padding: 1 2;
+        border: thick $primary;
+        background: $panel;
+    }
+
+    #help-title {
+        margin-bottom: 1;
+    }
+    """
+
     BINDINGS = [Binding("escape,q,f1", "dismiss_help", "Close")]
 
     def __init__(self, commands: list[tuple[str, str]]) -> None:

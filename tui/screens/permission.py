@@ -140,7 +140,7 @@ BUTTON_LABELS = {
 }
 #: Below this many columns the buttons use their short labels.
 NARROW_WIDTH = 100
-#: Below this many rows the dialog drops its inner margins (class ``-compact``, app.tcss).
+#: Below this many rows the dialog drops its inner margins (class ``-compact``, see CSS).
 SHORT_HEIGHT = 32
 #: The most rows the diff / command preview takes; less when the terminal is short.
 MAX_DETAILS_HEIGHT = 20
@@ -150,6 +150,66 @@ MIN_DETAILS_HEIGHT = 3
 
 class PermissionScreen(ModalScreen[PermissionDecision]):
     """Ask whether one tool call may run; dismisses with a ``PermissionDecision``."""
+
+    # App-level CSS (beats DEFAULT_CSS, as it did in app.tcss), loaded when the screen first shows.
+    CSS = """
+    PermissionScreen {
+        align: center middle;
+    }
+
+    #permission-dialog {
+        width: 90;
+        max-width: 95%;
+        height: auto;
+        max-height: 90%;
+        padding: 1 2;
+        border: thick $warning;
+        background: $panel;
+    }
+
+    #permission-title {
+        margin-bottom: 1;
+    }
+
+    #permission-details {
+        height: auto;
+        max-height: 20;
+        background: $surface;
+        padding: 0 1;
+    }
+
+    #permission-reason {
+        margin-top: 1;
+    }
+
+    #permission-buttons {
+        height: auto;
+        margin-top: 1;
+        align: right middle;
+    }
+
+    #permission-buttons Button {
+        margin-left: 2;
+    }
+
+    /* a short terminal: the permission dialog drops its inner margins (PermissionScreen._fit) */
+    #permission-dialog.-compact {
+        max-height: 100%;
+        padding: 0 1;
+    }
+
+    #permission-dialog.-compact #permission-title,
+    #permission-dialog.-compact #permission-reason,
+    #permission-dialog.-compact #permission-buttons,
+    #permission-dialog.-compact #permission-prefix-row,
+    #permission-dialog.-compact #permission-risks {
+        margin: 0;
+    }
+
+    #permission-details .permission-preview {
+        text-style: bold;
+    }
+    """
 
     DEFAULT_CSS = """
     #permission-prefix-row { height: auto; margin-top: 1; }

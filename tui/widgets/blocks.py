@@ -20,8 +20,25 @@ from textual.widgets import Static
 # arrives, not at start-up: first paint stays fast.
 
 
+# Each block styles itself (DEFAULT_CSS): the CSS is parsed when the first block of a kind is
+# mounted, not before the first paint (app.tcss holds only the main frame). Selectors start with
+# the class name, so Textual's scoping adds nothing, and are more specific than Textual's own
+# ``Static`` / ``Widget`` rules they must win over.
+
+
 class UserBlock(Static):
     """The user's message, shown literally."""
+
+    DEFAULT_CSS = """
+    UserBlock {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: outer $user-border;
+        background: $surface;
+        color: $foreground;
+        text-style: bold;
+    }
+    """
 
     def __init__(self, text: str) -> None:
         super().__init__(Text(text), markup=False, classes="block")
@@ -45,7 +62,21 @@ class AssistantBlock(Widget):
     """
 
     DEFAULT_CSS = """
-    AssistantBlock { height: auto; }
+    AssistantBlock {
+        height: auto;
+        margin: 1 0 0 0;
+    }
+    AssistantBlock.continuation {
+        margin-top: 0;
+    }
+    AssistantBlock .assistant-markdown {
+        padding: 0 1;
+        margin: 0;
+        background: transparent;
+    }
+    AssistantBlock .assistant-flat {
+        padding: 0 1;
+    }
     """
 
     #: Seconds between two appends to the live markdown widget while a reply streams.
@@ -141,6 +172,29 @@ class ReasoningBlock(Widget, can_focus=True):
     The body is mounted only when first expanded.
     """
 
+    DEFAULT_CSS = """
+    ReasoningBlock {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $reasoning-text;
+    }
+    ReasoningBlock .reasoning-header {
+        text-style: italic;
+    }
+    ReasoningBlock .reasoning-body {
+        display: none;
+        padding: 0 0 0 2;
+        text-style: italic;
+    }
+    ReasoningBlock.-expanded .reasoning-body {
+        display: block;
+    }
+    ReasoningBlock:focus {
+        background: $boost;
+    }
+    """
+
     BINDINGS = [("enter,space", "toggle", "Expand")]
 
     expanded: reactive[bool] = reactive(False)
@@ -196,6 +250,25 @@ class ReasoningBlock(Widget, can_focus=True):
 class NoticeBlock(Static):
     """A one-line notice (dim). ``kind`` adds a CSS class: notice, warning, reminder, queued."""
 
+    DEFAULT_CSS = """
+    NoticeBlock {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    NoticeBlock.warning {
+        color: $warning;
+    }
+    NoticeBlock.reminder {
+        text-style: italic;
+    }
+    NoticeBlock.queued {
+        color: $secondary;
+        text-style: italic;
+    }
+    """
+
     def __init__(self, message: str, kind: str = "notice") -> None:
         super().__init__(Text(message), markup=False, classes=f"block line {kind}")
         self.message = message
@@ -204,6 +277,16 @@ class NoticeBlock(Static):
 class ReminderMark(Static):
     """A dim one-line mark under the tool block a reminder was appended to:
     "↳ reminder: run the relevant tests...". The full text is the tooltip."""
+
+    DEFAULT_CSS = """
+    ReminderMark.reminder-mark {
+        height: 1;
+        margin: 0;
+        padding: 0 0 0 2;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
 
     def __init__(self, text: str) -> None:
         line = " ".join(text.split())
@@ -215,6 +298,15 @@ class ReminderMark(Static):
 
 class ErrorBlock(Static):
     """An error in one line (or a few), in the error colour."""
+
+    DEFAULT_CSS = """
+    ErrorBlock {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $error;
+    }
+    """
 
     def __init__(self, message: str) -> None:
         super().__init__(Text(f"✗ {message}"), markup=False, classes="block line error")
@@ -233,6 +325,22 @@ STOP_TEXT = {
 class StopBlock(Static):
     """The end of a turn that did not finish normally; ``reason`` is the stop reason."""
 
+    DEFAULT_CSS = """
+    StopBlock {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $warning;
+        text-style: bold;
+    }
+    StopBlock.stop-error {
+        color: $error;
+    }
+    StopBlock.stop-cancelled {
+        color: $text-muted;
+    }
+    """
+
     def __init__(self, reason: str, detail: str = "") -> None:
         text = STOP_TEXT.get(reason, f"■ Stopped ({reason})")
         if detail and reason == "max_turns":
@@ -247,6 +355,14 @@ _PLAN_MARK = {"pending": "☐", "in_progress": "▶", "done": "☑", "skipped": 
 class PlanBlock(Static):
     """The plan checklist, one line per step (rendered simply for now)."""
 
+    DEFAULT_CSS = """
+    PlanBlock {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: outer $secondary;
+    }
+    """
+
     def __init__(self, steps: Iterable[object]) -> None:
         text = Text("Plan\n", style="bold")
         for step in steps:
@@ -258,6 +374,14 @@ class PlanBlock(Static):
 
 class WelcomeBlock(Static):
     """The first block: what this is, where it works, how to start."""
+
+    DEFAULT_CSS = """
+    WelcomeBlock {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: outer $primary;
+    }
+    """
 
     def __init__(self, workspace_name: str, model: str) -> None:
         text = Text()

@@ -43,6 +43,36 @@ class StopPanel(Widget, can_focus=True):
     """A stop with Continue / Stop. ``reason`` is the stop reason (``max_turns`` or ``stuck``),
     ``guard`` the guard that fired (``stuck``, ``ping_pong``, ``repeated_failure``) if known."""
 
+    DEFAULT_CSS = """
+    StopPanel {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: outer $warning;
+    }
+    StopPanel .stop-title {
+        color: $warning;
+        text-style: bold;
+    }
+    StopPanel .stop-message {
+        color: $foreground;
+    }
+    StopPanel .stop-buttons {
+        height: auto;
+        margin-top: 1;
+    }
+    StopPanel .stop-buttons Button {
+        margin-right: 2;
+    }
+    StopPanel .stop-note {
+        color: $text-muted;
+        text-style: italic;
+    }
+    StopPanel:focus-within {
+        background: $boost;
+    }
+    """
+
     BINDINGS = [
         Binding("c,enter", "continue_turn", "Continue"),
         Binding("s,escape", "stop", "Stop"),

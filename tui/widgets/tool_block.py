@@ -105,6 +105,99 @@ class ToolBlock(Widget, can_focus=True):
     (bytes / lines; ``saved_lines`` is None until the worker has counted them).
     """
 
+    DEFAULT_CSS = """
+    ToolBlock {
+        height: auto;
+        margin: 1 0 0 0;
+        border-left: outer $tool-border;
+        padding: 0 0 0 1;
+    }
+
+    ToolBlock:focus {
+        background: $boost;
+    }
+
+    ToolBlock .tool-header {
+        height: 1;
+    }
+
+    ToolBlock .tool-title {
+        width: 1fr;
+        height: 1;
+    }
+
+    ToolBlock .tool-badge {
+        display: none;
+        width: auto;
+        height: 1;
+        padding: 0 1;
+        color: $warning;
+        text-style: bold;
+    }
+
+    ToolBlock .tool-badge.-shown {
+        display: block;
+    }
+
+    ToolBlock .tool-badge.-link:hover {
+        text-style: bold underline;
+    }
+
+    ToolBlock .tool-meta {
+        width: auto;
+        height: 1;
+        padding: 0 1;
+        color: $text-muted;
+    }
+
+    ToolBlock.-running {
+        border-left: outer $accent;
+    }
+
+    ToolBlock.-running .tool-title {
+        color: $accent;
+    }
+
+    ToolBlock.-ok .tool-title {
+        color: $foreground;
+    }
+
+    ToolBlock.-error {
+        border-left: outer $error;
+    }
+
+    ToolBlock.-error .tool-title, ToolBlock.-error .tool-meta {
+        color: $error;
+    }
+
+    ToolBlock.-cancelled .tool-title, ToolBlock.-cancelled .tool-meta {
+        color: $text-muted;
+    }
+
+    ToolBlock .tool-body {
+        display: none;
+        height: auto;
+        padding: 0 1 0 2;
+    }
+
+    ToolBlock.-expanded .tool-body {
+        display: block;
+    }
+
+    ToolBlock .tool-args {
+        color: $text-muted;
+    }
+
+    ToolBlock .tool-output, ToolBlock .tool-diff {
+        margin-top: 0;
+    }
+
+    ToolBlock .tool-saved {
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
     BINDINGS = [("enter,space", "toggle", "Expand"), ("v", "view_output", "View full output")]
 
     expanded: reactive[bool] = reactive(False)
