@@ -118,6 +118,20 @@ class Agent:
         self.compactor = Compactor(self)
         self._sent_view: list[Message] = []
 
+    def adopt_conversation(self, previous: "Agent") -> None:
+        """Continue ``previous``'s conversation (a model switch: the runtime builds a new agent
+        for the new model). Takes over the history, the compacted view with its boundary, the
+        files read (so edits need no re-read) and the reminder state; the token figures restart,
+        because they were counted for the other model. Raises nothing."""
+        self.history = previous.history
+        self.compactor.compacted = previous.compactor.compacted
+        self.compactor.mark = previous.compactor.mark
+        self.compactor.last = previous.compactor.last
+        with previous.stamps_lock:
+            self.file_stamps = previous.file_stamps
+            self.reminders = previous.reminders
+        self.budget.reset()
+
     # ----------------------------------------------------------------------------------- records
     def _append(self, message: Message, emit: Emit) -> None:
         self.history.append(message)

@@ -364,16 +364,17 @@ class AgentSession:
         return notices + [EMBEDDED_NOTICE] + ([missing] if missing else [])
 
     def set_model(self, name: str) -> None:
-        """Switch the model for the next turns, keeping the conversation (tools are rebuilt)."""
-        history = self.agent.history if self.agent else None
+        """Switch the model for the next turns, keeping the conversation: history, compacted
+        view, files read (``Agent.adopt_conversation``); tools and system prompt are rebuilt."""
+        previous = self.agent
         self.model = name
         with self._prepare_lock:
             self.agent = None
             self.model_info = None
         self.prepare()
         assert self.agent is not None
-        if history is not None:  # else prepare() built the first agent (a resumed history included)
-            self.agent.history = history
+        if previous is not None:  # else prepare() built the first agent (a resumed history included)
+            self.agent.adopt_conversation(previous)
 
     def clear(self) -> None:
         """Start a new, empty conversation with a new session id (the old journal stays on disk)."""

@@ -155,3 +155,26 @@ def test_compaction_resets_budget_and_view_grows_after(tmp_path):
     assert agent.compactor.compacted is not None
     assert view[-1] is agent.history[-1]
     assert len(view) < len(agent.history)
+
+
+def test_switching_model_keeps_the_compacted_view_and_the_files_read(tmp_path):
+    """/model NAME after a compaction: the next request still starts from the summary (not the
+    whole history again), and files read before the switch can be edited without a re-read."""
+    replies = reads(6) + [{"content": "Done."}, {"for": "summary", "content": SUMMARY},
+                          {"tool_calls": [{"name": "edit", "arguments": {"path": "f0.py", "old_string": "value_0_0 = 0",
+                                                                          "new_string": "value_0_0 = 100"}}]},
+                          {"content": "Edited."}]
+    session, provider = make(tmp_path, replies, window=100000, mode="manual")
+    session.run_turn(TASK, Recorder(), threading.Event())
+    assert isinstance(session.agent.compact(None, Recorder()), CompactionDone)
+    history_length = len(session.agent.history)
+    session.set_model("anthropic/claude-sonnet-4-5")
+    assert session.agent.model == "anthropic/claude-sonnet-4-5"
+    rec = Recorder()
+    session.run_turn("Now change f0.", rec, threading.Event())
+    first_after = main_requests(provider)[-2]
+    assert first_after.model == "anthropic/claude-sonnet-4-5"
+    assert first_after.messages[1]["content"].startswith(SUMMARY_HEADER)
+    assert len(session.agent.history) == history_length + 4  # user, call, result, answer
+    assert "value_0_0 = 100" in (session.workspace / "f0.py").read_text()
+    assert_every_request_valid(provider)
