@@ -365,7 +365,16 @@ class AgentSession:
 
     def set_model(self, name: str) -> None:
         """Switch the model for the next turns, keeping the conversation: history, compacted
-        view, files read (``Agent.adopt_conversation``); tools and system prompt are rebuilt."""
+        view, files read (``Agent.adopt_conversation``); tools and system prompt are rebuilt.
+
+        Raises ``ValueError`` (one line, nothing changed) when litellm cannot route ``name``
+        (``model_name_problem``); a scripted session accepts any name (nothing is sent)."""
+        if not isinstance(self.provider, ScriptedProvider):
+            from .providers.model_info import model_name_problem
+
+            problem = model_name_problem(name)
+            if problem is not None:
+                raise ValueError(problem)
         previous = self.agent
         self.model = name
         with self._prepare_lock:

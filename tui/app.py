@@ -450,13 +450,26 @@ class OpenCLIApp(App):
         await self.show_notice("New conversation.")
 
     async def switch_model(self, name: str) -> None:
-        """Switch the session's model (model info loads in a worker) and say so."""
+        """Switch the session's model in a worker (it checks the name and loads model info), then
+        say so; a name litellm cannot route is refused with its reason and nothing changes."""
+        status = self.main_screen.query_one(StatusBar)
+        status.prepared = False
+
+        def switch() -> None:
+            try:
+                self.session.set_model(name)
+            except ValueError as exc:
+                self.call_from_thread(self.show_notice, f"Model not switched: {exc}", "warning")
+                return
+            self.call_from_thread(self._model_switched, name)
+
+        self.runner.run_session_op(switch)
+
+    async def _model_switched(self, name: str) -> None:
         status = self.main_screen.query_one(StatusBar)
         status.model = name
         status.embedded = name.startswith("embedded/")
-        status.prepared = False
         status.used_tokens = None
-        self.runner.run_session_op(lambda: self.session.set_model(name))
         await self.show_notice(f"Model switched to {name}.")
 
     # -- actions -------------------------------------------------------------------------------

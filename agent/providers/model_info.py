@@ -38,6 +38,27 @@ def lookup_model_info(model: str, *, embedded_context: int = 4096) -> ModelInfo:
                      supports_tools=True if tools is None else bool(tools), known=True)
 
 
+def model_name_problem(model: str) -> str | None:
+    """Why litellm could not route requests for ``model``, in one line, or None when it can.
+
+    litellm must tell the provider from the name (``openai/gpt-4.1``, ``anthropic/...``,
+    ``ollama/...``; a few bare OpenAI names work too); a name it cannot place fails on the first
+    request. The embedded model is always fine. Imports litellm (never the network)."""
+    if not model.strip():
+        return "the model name is empty"
+    if model.startswith("embedded/") or model == EMBEDDED_MODEL:
+        return None
+    from .litellm_loader import load_litellm
+
+    litellm = load_litellm()
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:  # noqa: BLE001 - litellm raises BadRequestError (and others) for unknown names
+        return (f"litellm cannot tell which provider serves {model!r}: name it as provider/model, e.g. "
+                "openai/gpt-4.1, anthropic/claude-sonnet-4-5, gemini/gemini-2.5-flash, ollama/qwen3")
+    return None
+
+
 def token_counter_for(model: str):
     """Return ``count(text) -> tokens`` using litellm's tokenizer for ``model`` (offline: the
     loader disables tokenizer downloads; unknown models fall back to an OpenAI encoding, which is

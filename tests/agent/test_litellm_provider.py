@@ -99,3 +99,27 @@ def test_missing_api_key_is_a_fatal_auth_error(monkeypatch):
             list(LiteLLMProvider().stream(request(model), threading.Event()))
         assert info.value.kind == "auth", (model, info.value.message)
         assert not info.value.retryable and "Traceback" not in info.value.message
+
+
+def test_model_names_litellm_cannot_route_are_named(tmp_path):
+    from agent.config import Settings
+    from agent.providers.model_info import model_name_problem
+    from agent.runtime import build_session
+
+    for good in ("openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "ollama/qwen3", "openai/my-local-model",
+                 "embedded/smollm2-135m"):
+        assert model_name_problem(good) is None, good
+    problem = model_name_problem("gtp-5")
+    assert problem is not None and "gtp-5" in problem and "provider/model" in problem and "\n" not in problem
+    assert model_name_problem("  ") == "the model name is empty"
+
+    session = build_session(tmp_path, Settings(model="openai/gpt-4.1"), interactive=False)
+    try:
+        session.prepare()
+        with pytest.raises(ValueError, match="gtp-5"):
+            session.set_model("gtp-5")
+        assert session.model == "openai/gpt-4.1" and session.agent is not None
+        session.set_model("anthropic/claude-sonnet-4-5")
+        assert session.agent.model == "anthropic/claude-sonnet-4-5"
+    finally:
+        session.close()

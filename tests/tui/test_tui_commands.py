@@ -73,8 +73,8 @@ class TestSlashCommands:
         async with app.run_test(size=(120, 36)) as pilot:
             await ui.wait_prepared(pilot, app)
             await ui.submit(pilot, "/model anthropic/claude-sonnet-4-5")
-            await pilot.pause()
-            assert any("Model switched to anthropic/claude-sonnet-4-5" in n for n in _notices(app))
+            await ui.wait_for(pilot, lambda: any("Model switched to anthropic/claude-sonnet-4-5" in n
+                                                 for n in _notices(app)), what="the confirmation")
             status = app.query_one(StatusBar)
             assert status.model == "anthropic/claude-sonnet-4-5"
             await ui.wait_prepared(pilot, app)
@@ -82,6 +82,25 @@ class TestSlashCommands:
             await ui.submit(pilot, "hello")
             await ui.wait_turn(pilot, app)
         assert provider.requests[-1].model == "anthropic/claude-sonnet-4-5"
+
+    async def test_a_model_litellm_cannot_route_is_refused(self, make_app, ui) -> None:
+        app, provider = make_app([{"content": "hi"}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+
+            def refuse(name: str) -> None:  # what AgentSession.set_model does for such a name
+                raise ValueError(f"litellm cannot tell which provider serves {name!r}: name it as provider/model")
+
+            app.session.set_model = refuse
+            await ui.submit(pilot, "/model gtp-5")
+            await ui.wait_for(pilot, lambda: any("Model not switched" in n for n in _notices(app)),
+                              what="the refusal")
+            await ui.wait_prepared(pilot, app)
+            assert app.query_one(StatusBar).model == "openai/gpt-4.1"
+            assert not any("Model switched" in n for n in _notices(app))
+            await ui.submit(pilot, "hello")
+            await ui.wait_turn(pilot, app)
+        assert provider.requests[-1].model == "openai/gpt-4.1"
 
     async def test_quit(self, make_app, ui) -> None:
         app, _ = make_app([])
