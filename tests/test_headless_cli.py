@@ -196,3 +196,14 @@ def test_closed_pipe_does_not_crash(tmp_path):
     proc = subprocess.run(["bash", "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert json.loads(proc.stdout)["type"] in ("notice", "turn_started")
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_the_tui_without_a_terminal_says_so_instead_of_hanging(tmp_path):
+    """`opencli-tui < /dev/null` (or in a pipe) used to draw into the pipe and wait forever."""
+    proc = subprocess.run([sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())",
+                           "-C", str(tmp_path), "--model", "openai/gpt-4.1"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "needs a terminal" in proc.stderr and 'opencli-tui run "TASK"' in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -150,6 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             session.close()  # releases the journal lock
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # Textual would draw into a pipe and wait
+        print("opencli-tui: error: the TUI needs a terminal (stdin and stdout); in scripts and pipes use "
+              'opencli-tui run "TASK" (add --output-format json for events)', file=sys.stderr)
+        return EXIT_USAGE
     # The TUI paints first and opens the session in a worker (tui/startup.py says why); the theme
     # is peeked from the config files so the first frame already has the right colours.
     from agent.config_files import peek_setting
