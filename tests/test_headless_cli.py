@@ -207,3 +207,59 @@ def test_the_tui_without_a_terminal_says_so_instead_of_hanging(tmp_path):
     assert proc.stdout == ""
     assert "needs a terminal" in proc.stderr and 'opencli-tui run "TASK"' in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _wait_for_file(path: Path, timeout_s: float = 20.0) -> str:
+    import time
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never appeared")
+
+
+def _gone(pid: int, timeout_s: float = 5.0) -> bool:
+    import os
+    import time
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie counts as gone (its parent, bash, was killed first)
+            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_sigterm_kills_the_running_command_tree_before_exiting(tmp_path):
+    """`kill PID` (or a closed terminal: SIGHUP) during a long bash command: the command runs in
+    a session of its own, so without the handler it would keep running after we are gone."""
+    import os
+    import signal
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    command = "sleep 300 & echo $! > child.pid; wait"
+    path = replay(tmp_path, [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+                             {"content": "done"}])
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())",
+                             "run", "wait", "--output-format", "json", "--replay", str(path), "-C", str(ws),
+                             "--model", "openai/gpt-4.1", "--permission-mode", "full-auto"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        child = int(_wait_for_file(ws / "child.pid"))
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+        assert proc.returncode == -signal.SIGTERM
+        assert _gone(child), "the command's child outlived the app"
+    finally:
+        if proc.poll() is None:
+            proc.kill()

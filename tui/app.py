@@ -13,6 +13,9 @@ turn ends (one notice says so).
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -152,6 +155,9 @@ class OpenCLIApp(App):
 
     async def on_mount(self) -> None:
         self._last_input = time.monotonic()
+        if not self.is_headless:  # a real terminal: see on_terminate_signal
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                asyncio.get_running_loop().add_signal_handler(signum, self.on_terminate_signal, signum)
         self.set_interval(5.0, self._idle_collect)
         status = self.main_screen.query_one(StatusBar)
         self.call_after_refresh(self._load_themes)  # validated, after the first paint
@@ -165,6 +171,16 @@ class OpenCLIApp(App):
         else:  # paint first; the session opens in a worker (tui/startup.py)
             status.activity = "starting..."
             self.call_after_refresh(self._open_session)
+
+    def on_terminate_signal(self, signum: int) -> None:
+        """SIGTERM or SIGHUP (``kill``, the terminal closed): kill the commands the bash tool is
+        running with their process trees (they run in sessions of their own and would outlive
+        the app), then exit with return code 128 + ``signum`` as a shell reports it."""
+        self.runner.cancel()
+        bash = sys.modules.get("agent.tools.bash")  # never imported: no command ever ran
+        if bash is not None:
+            bash.kill_running_commands()
+        self.exit(return_code=128 + signum)
 
     def _open_session(self) -> None:
         assert self._start is not None

@@ -58,6 +58,27 @@ class ProcessResult:
     duration_s: float = 0.0
 
 
+#: Commands started by ``run_streaming`` that have not been reaped yet (``kill_running_commands``).
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running_commands(grace_s: float = 0.5) -> int:
+    """Kill every command ``run_streaming`` started that still runs, with its whole process tree
+    (``kill_process_group``; ``grace_s`` seconds between SIGTERM and SIGKILL). For the app's
+    SIGTERM / SIGHUP handler: the commands run in sessions of their own, so a closed terminal
+    or a ``kill`` of the app would otherwise leave them running. Returns how many were running.
+    Never raises."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        try:
+            kill_process_group(proc, grace_s=grace_s)
+        except Exception:  # noqa: BLE001 - best effort on the way out
+            pass
+    return len(procs)
+
+
 def run_streaming(
     argv: Sequence[str],
     *,
@@ -97,6 +118,8 @@ def run_streaming(
         start_new_session=True,
         env=dict(env) if env is not None else None,
     )
+    with _running_lock:
+        _running.add(proc)
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -152,6 +175,8 @@ def run_streaming(
         if proc.poll() is None:  # an exception escaped (e.g. from sink): never leave it running
             kill_process_group(proc)
             proc.wait()
+        with _running_lock:
+            _running.discard(proc)
     result.duration_s = time.monotonic() - started
     return result
 

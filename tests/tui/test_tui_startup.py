@@ -176,3 +176,32 @@ async def test_a_theme_file_changed_to_invalid_keeps_the_app_running(workspace, 
         assert app.theme == "mine"  # the last good version stays
         assert any("mine.toml" in t for t in toasts)
     app.session.close()
+
+
+async def test_sigterm_in_the_tui_kills_running_commands_and_exits_143(make_app, ui, workspace) -> None:
+    import os
+    import signal
+    import time
+
+    command = "sleep 300 & echo $! > child.pid; wait"
+    app, _ = make_app([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"content": "x"}])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.submit(pilot, "wait")
+        pid_file = workspace / "child.pid"
+        await ui.wait_for(pilot, lambda: pid_file.exists() and pid_file.read_text().strip() != "",
+                          what="the command's child")
+        child = int(pid_file.read_text())
+        app.on_terminate_signal(signal.SIGTERM)  # what the loop's signal handler calls
+        await pilot.pause()
+    assert app.return_code == 128 + signal.SIGTERM
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        try:
+            os.kill(child, 0)
+            if open(f"/proc/{child}/stat").read().split(") ")[1].startswith("Z"):
+                break
+        except (ProcessLookupError, OSError):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the command's child outlived the app")
