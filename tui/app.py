@@ -242,6 +242,12 @@ class OpenCLIApp(App):
             self.plan_mode.set_active(True)
         status.mode = self.plan_mode.mode
         workspace = getattr(self.session, "workspace", None)
+        if workspace is not None:  # Up/Down reach prompts of earlier sessions of this project
+            from .prompt_history_store import load_history
+
+            history = self.main_screen.query_one(PromptInput).prompt_history
+            history.entries[:0] = load_history(Path(workspace), history.limit)
+            del history.entries[: -history.limit]
         await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
         for line in self._startup_notices():
             await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
@@ -381,6 +387,11 @@ class OpenCLIApp(App):
         if self.session is None:  # still opening (a fraction of a second): run it once open
             self._early_prompts.append(text)
             return
+        workspace = getattr(self.session, "workspace", None)
+        if workspace is not None:
+            from .prompt_history_store import append_history
+
+            append_history(Path(workspace), text)
         command = parse_command(text)
         if command is not None:
             await run_command(self, *command)

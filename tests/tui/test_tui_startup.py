@@ -205,3 +205,26 @@ async def test_sigterm_in_the_tui_kills_running_commands_and_exits_143(make_app,
         time.sleep(0.05)
     else:
         raise AssertionError("the command's child outlived the app")
+
+
+async def test_prompt_history_reaches_earlier_sessions_of_the_project(make_app, ui, workspace, monkeypatch) -> None:
+    from tui.prompt_history_store import history_path, load_history
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "s3cr3t-value-123")
+    app, _ = make_app([{"content": "one"}])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.submit(pilot, "first task with s3cr3t-value-123")
+        await ui.wait_turn(pilot, app)
+    app.session.close()
+    path = history_path(workspace)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert "s3cr3t-value-123" not in path.read_text()
+    path.write_text(path.read_text() + "{torn line\n")  # a torn write loses only itself
+    assert load_history(workspace) == ["first task with [redacted MY_SERVICE_TOKEN]"]
+
+    app, _ = make_app([])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await pilot.press("up")
+        assert app.query_one(PromptInput).text == "first task with [redacted MY_SERVICE_TOKEN]"
+    app.session.close()
