@@ -156,6 +156,27 @@ class TestPasteIntoThePrompt:
             await pilot.pause()
             assert prompt.text == "fix THIS now"
 
+    async def test_undoing_a_paste_taller_than_the_box_does_not_crash(self, make_app, ui) -> None:
+        """The box grows to 12 rows; a longer paste gets a scrollbar. Undoing it used to crash
+        the app inside Textual (the box shrank before the cursor moved back)."""
+        for lines in (12, 20, 500):
+            app, _ = make_app([])
+            async with app.run_test(size=(120, 36)) as pilot:
+                prompt = app.query_one(PromptInput)
+                prompt.focus()
+                await pilot.press(*"keep")
+                app.post_message(events.Paste("\n" + "\n".join(f"line {i}" for i in range(lines))))
+                await pilot.pause()
+                assert prompt.document.line_count == lines + 1
+                await pilot.press("ctrl+z")
+                await pilot.pause()
+                assert app.is_running and prompt.text == "keep"
+                assert prompt.cursor_location == (0, 4)
+                await pilot.press("ctrl+y")  # redo brings it back
+                await pilot.pause()
+                assert prompt.document.line_count == lines + 1
+            app.session.close()
+
     async def test_a_one_character_paste_is_its_own_undo_step(self, make_app, ui) -> None:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:

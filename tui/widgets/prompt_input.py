@@ -18,6 +18,7 @@ import re
 from functools import cache
 
 from textual import events
+from textual.geometry import Offset
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -115,6 +116,16 @@ class PromptInput(TextArea):
                          tab_behavior="focus", compact=True)
         self.prompt_history = PromptHistory()
         self._hint_for: str | None = None  # the text the completion hint was shown for
+
+    def scroll_cursor_visible(self, center: bool = False, animate: bool = False) -> Offset:
+        """Textual's ``TextArea.scroll_cursor_visible``, skipped while the cursor lies beyond the
+        document. Textual 8.2.8's undo resizes the box (a paste of 12+ lines loses its scrollbar)
+        before it moves the cursor back into the shorter text, and scrolling to that stale cursor
+        raised ValueError and crashed the app; the cursor is scrolled to once it has moved."""
+        row, _ = self.cursor_location
+        if row >= self.document.line_count:
+            return Offset(0, 0)
+        return super().scroll_cursor_visible(center=center, animate=animate)
 
     def _set_text(self, text: str) -> None:
         self.text = text
