@@ -93,6 +93,14 @@ class TestPasteSafeParser:
         assert _kinds(parser.feed("")) == ["paste:half"]
 
 
+def test_typeahead_keys_turn_line_feeds_back_into_enter_outside_pastes() -> None:
+    from tui.widgets.bracketed_paste import typeahead_keys
+
+    assert typeahead_keys("fix it\nand more\n") == "fix it\rand more\r"
+    assert typeahead_keys(f"go\n{PASTE_START}a\nb{PASTE_END}\n") == f"go\r{PASTE_START}a\nb{PASTE_END}\n"
+    assert typeahead_keys("") == ""
+
+
 def test_driver_class_choice() -> None:
     assert paste_safe_driver_class(LinuxDriver) is PasteSafeLinuxDriver
     assert paste_safe_driver_class(HeadlessDriver) is HeadlessDriver
@@ -155,6 +163,39 @@ class TestPasteIntoThePrompt:
             await pilot.press("ctrl+z")
             await pilot.pause()
             assert prompt.text == "fix THIS now"
+
+    async def test_a_task_typed_before_the_app_took_the_terminal_is_sent(self, make_app, ui,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+        """Typed during start-up, Enter reached us as a line feed (the terminal was still in cooked
+        mode): the task stayed in the box as two lines. Pending input at start is typed-ahead keys."""
+        app, provider = make_app([{"content": "on it"}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            read_fd, write_fd = os.pipe()
+            os.write(write_fd, b"fix the tests\n")  # before the input thread starts
+            handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
+            with open(os.dup(read_fd), "rb", buffering=0) as fake_stdin:
+                monkeypatch.setattr(sys, "__stdin__", fake_stdin)
+                try:
+                    driver = PasteSafeLinuxDriver(app)
+                finally:
+                    for sig, handler in handlers.items():
+                        signal.signal(sig, handler)
+            driver.fileno = read_fd
+            thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+            thread.start()
+            try:
+                await ui.wait_for(pilot, lambda: bool(provider.requests), what="the typed-ahead task")
+                await ui.wait_turn(pilot, app)
+                os.write(write_fd, b"a\nb")  # once running, a line feed is Ctrl+J: a new line
+                await ui.wait_for(pilot, lambda: app.query_one(PromptInput).text == "a\nb", what="two lines")
+            finally:
+                driver.exit_event.set()
+                thread.join(5)
+                os.close(read_fd)
+                os.close(write_fd)
+            assert [b.text for b in app.query(UserBlock)] == ["fix the tests"]
+            assert len(provider.requests) == 1
 
     async def test_undoing_a_paste_taller_than_the_box_does_not_crash(self, make_app, ui) -> None:
         """The box grows to 12 rows; a longer paste gets a scrollbar. Undoing it used to crash

@@ -121,7 +121,8 @@ class PasteSafeParser:
 
 
 class PasteSafeLinuxDriver(LinuxDriver):
-    """Textual's Linux / macOS driver, reading the terminal through ``PasteSafeParser``."""
+    """Textual's Linux / macOS driver, reading the terminal through ``PasteSafeParser``; input
+    already pending when it starts (typed ahead) goes through ``typeahead_keys`` first."""
 
     def run_input_thread(self) -> None:
         """Read the terminal (the input thread's body) until ``exit_event`` is set, and post
@@ -131,14 +132,15 @@ class PasteSafeLinuxDriver(LinuxDriver):
         with selectors.SelectSelector() as selector:
             selector.register(self.fileno, selectors.EVENT_READ)
 
-            def read_ready(timeout_s: float) -> None:
+            def read_ready(timeout_s: float, typed_ahead: bool = False) -> None:
                 for _key, mask in selector.select(timeout_s):
                     if mask & selectors.EVENT_READ:
                         data = decode(os.read(self.fileno, 4096))
                         if data:
-                            self._post_all(parser.feed(data))
+                            self._post_all(parser.feed(typeahead_keys(data) if typed_ahead else data))
                 self._post_all(parser.tick())
 
+            read_ready(0, typed_ahead=True)  # what was typed before the app took the terminal
             while not self.exit_event.is_set():
                 read_ready(0.1)
             # As the stock driver does: read what is still pending, so keys typed while the app
@@ -149,6 +151,20 @@ class PasteSafeLinuxDriver(LinuxDriver):
     def _post_all(self, messages: Iterable[Message]) -> None:
         for message in messages:
             self.process_message(message)
+
+
+def typeahead_keys(data: str) -> str:
+    """Undo the cooked-mode translation of keys typed before the app took the terminal.
+
+    Until the driver switches the terminal to raw mode (the app is still starting), the
+    terminal's line discipline turns Enter's carriage return into a line feed (ICRNL). Read
+    afterwards, that line feed would be Ctrl+J, the prompt's new-line key, so a task typed ahead
+    with Enter would sit in the box instead of being sent. Returns ``data`` with each line feed
+    before the first bracketed paste turned back into a carriage return (Enter); a paste comes
+    only once the app runs, and its text stays as sent. A Ctrl+J typed in that instant is read
+    as Enter."""
+    head, marker, rest = data.partition(PASTE_START)
+    return head.replace("\n", "\r") + marker + rest
 
 
 def paste_safe_driver_class(base: type[Driver]) -> type[Driver]:
