@@ -28,6 +28,10 @@ def gate(capability: Capability, mode: PermissionMode) -> Verdict:
     return "ask"
 
 
+#: How every denial result text starts (mode, user, deny rule); the TUI labels such calls "denied".
+DENIAL_PREFIX = "Permission denied"
+
+
 def flag_that_allows(capability: Capability) -> str:
     """Return the ``--permission-mode`` value that would let a tool of ``capability`` run."""
     return "--permission-mode auto-edit" if capability == Capability.MUTATING else "--permission-mode full-auto"
@@ -36,13 +40,13 @@ def flag_that_allows(capability: Capability) -> str:
 def denial_message(tool_name: str, capability: Capability, mode: PermissionMode, *, headless: bool) -> str:
     """Return the error result text for a call the mode does not allow (one or two sentences)."""
     if mode == PermissionMode.READ_ONLY:
-        return (f"Permission denied: {tool_name} ({capability.value}) is not allowed in read-only mode. "
+        return (f"{DENIAL_PREFIX}: {tool_name} ({capability.value}) is not allowed in read-only mode. "
                 f"Use read-only tools, or ask the user to rerun with {flag_that_allows(capability)}.")
     if headless:
-        return (f"Permission denied: {tool_name} ({capability.value}) needs approval in permission mode "
+        return (f"{DENIAL_PREFIX}: {tool_name} ({capability.value}) needs approval in permission mode "
                 f"'{mode.value}', and headless runs never prompt. Rerun with {flag_that_allows(capability)} "
                 f"to allow it.")
-    return f"Permission denied: the user did not allow {tool_name}."
+    return f"{DENIAL_PREFIX}: the user did not allow {tool_name}."
 
 
 #: Folders whose files can make git (or the app) run commands: editing them is as risky as exec.

@@ -108,6 +108,7 @@ class OpenCLIApp(App):
 
         self.plan_mode = PlanModeController(self, active=start_in_plan_mode)  # Plan/Act (Shift+Tab)
         self._wanted_theme: str | None = None  # settled by the first _load_themes
+        self._theme_toggled = False  # Ctrl+T was pressed (wins over the theme setting)
         self._first_frame_theme: str | None = None  # registered by the quick check, not yet validated
         self._choose_first_theme(getattr(session.settings, "theme", None) if session is not None else theme_hint)
 
@@ -216,7 +217,7 @@ class OpenCLIApp(App):
         self.notices.extend(line for line in message.notices if line not in self.notices)
         self.main_screen.query_one(StatusBar).activity = ""
         wanted = str(getattr(self.session.settings, "theme", "") or "")
-        if wanted and wanted != self.theme and wanted in self.available_themes:
+        if wanted and wanted != self.theme and wanted in self.available_themes and not self._theme_toggled:
             self.theme = wanted  # the validated settings disagree with the peek (rare)
         if self.plan_mode.active:  # toggled on while starting, or --plan: journal it
             self.plan_mode.set_active(True)
@@ -371,6 +372,7 @@ class OpenCLIApp(App):
         """Switch between the dark and the light theme."""
         if self._wanted_theme is not None:  # pressed before the theme files were validated
             self._load_themes()
+        self._theme_toggled = True  # the user's choice now; the settings no longer override it
         other = counterpart(self.theme, self.current_theme.dark)
         if other not in self.available_themes:
             other = "textual-light" if self.current_theme.dark else "textual-dark"

@@ -42,7 +42,8 @@ class TestPermissionPrompt:
             await pilot.press("enter")
             await ui.wait_turn(pilot, app)
             tool = app.query_one(ToolBlock)
-            assert tool.status == "error"
+            assert tool.status == "error" and tool.denied
+            assert tool._meta().plain.startswith("denied")  # not "error": the user said no
         assert not (workspace / "notes.txt").exists()
         tool_messages = [m for m in provider.requests[-1].messages if m["role"] == "tool"]
         assert "use docs/notes.md instead" in tool_messages[-1]["content"]

@@ -45,7 +45,7 @@ async def test_first_frame_comes_before_the_session(workspace, ui) -> None:
         # Painted and usable while the session is still opening.
         assert app.session is None
         assert app.focused is app.query_one(PromptInput)
-        assert "starting" in app.query_one(StatusBar).info_text().plain
+        assert app.query_one(StatusBar).info_text().plain.split() == ["Act", "perm", "ask", "·", "starting..."]
         assert not app.query(WelcomeBlock)
         gate.set()
 
@@ -82,8 +82,11 @@ async def test_keys_before_the_session_opens_do_not_crash(workspace, ui) -> None
         await pilot.press("ctrl+b", "ctrl+r", "f2", "escape", "ctrl+t")
         await pilot.pause()
         assert app.session is None and app.is_running
+        assert app.theme == "opencli-light"
         gate.set()
         await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        await pilot.pause()
+        assert app.theme == "opencli-light", "the theme chosen while starting stays"
 
 
 async def test_a_startup_error_ends_the_app_with_its_line(workspace) -> None:

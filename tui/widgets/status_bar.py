@@ -109,7 +109,12 @@ class StatusBar(Horizontal):
             room = max_width - text.cell_len - len(note) - len(perm_text) - len(activity)
             if len(model) > room:
                 model = model[:max(room - 1, 0)] + "…" if room > 1 else ""
-        text.append(model, style="bold")
+        if model:
+            text.append(model, style="bold")
+        elif perm_text:  # no model yet (the session is opening): no empty gap before the rest
+            perm_text = perm_text.removeprefix(" · ")
+        else:
+            activity = activity.removeprefix(" · ")
         if note:
             text.append(note, style="italic")
         text.append(perm_text)

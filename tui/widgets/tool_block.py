@@ -244,6 +244,14 @@ class ToolBlock(Widget, can_focus=True):
         self._refresh_header()
 
     # -- header --------------------------------------------------------------------------------
+    @property
+    def denied(self) -> bool:
+        """True when the result says the call was not allowed (by the user, the permission mode
+        or a deny rule): labelled "denied" rather than "error"."""
+        from agent.permissions import DENIAL_PREFIX
+
+        return bool(self.is_error and (self.output or "").startswith(DENIAL_PREFIX))
+
     def _icon(self) -> str:
         return {"running": SPINNER_FRAMES[self._frame], "ok": "✓", "error": "✗",
                 "cancelled": "⊘"}.get(self.status, "?")
@@ -266,7 +274,7 @@ class ToolBlock(Widget, can_focus=True):
         elif self.status == "cancelled":
             parts.append("cancelled")
         elif self.status == "error":
-            parts.append("error")
+            parts.append("denied" if self.denied else "error")
         if self.diff:
             added, removed = diff_stats(self.diff)
             parts.append(f"+{added} -{removed}")
