@@ -691,10 +691,15 @@ def _prefix_match(words: tuple[str, ...], rule: tuple[str, ...]) -> bool:
 
 def command_prefix(command_line: str, words: int = 2) -> str:
     """A suggested prefix rule for ``command_line``: its first command's first word, plus the
-    second when it is a subcommand (not an option or a path), e.g. ``git status``, ``pytest``."""
+    second when it is a subcommand (not an option or a path), e.g. ``git status``, ``pytest``.
+    When that first command is risky (``command_risk``: ``rm -rf build``, ``git push``, ``sudo``)
+    the whole first command is suggested instead, so the prefilled answer never allows every
+    ``rm`` for the session."""
     parsed = parse_command_line(command_line)
     if parsed.ok:
         first = parsed.commands[0].words if parsed.commands else ()
+        if parsed.commands and command_risk(parsed.commands[0]):
+            return shlex.join(first)
     else:
         rough = _rough_commands(command_line)
         first = rough[0] if rough else ()
