@@ -7,6 +7,8 @@ against the running app: raw terminal bytes in, prompt text out.
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import signal
 import sys
@@ -93,6 +95,34 @@ class TestPasteSafeParser:
         assert _kinds(parser.feed("")) == ["paste:half"]
 
 
+@contextlib.contextmanager
+def real_input_thread(app, monkeypatch: pytest.MonkeyPatch, typed_ahead: bytes = b""):
+    """Run ``PasteSafeLinuxDriver``'s real input thread for ``app`` on a pipe; yields the write
+    end (bytes written there are what the terminal sends). ``typed_ahead`` is pending before the
+    thread starts, as keys typed while the app was starting."""
+    read_fd, write_fd = os.pipe()
+    if typed_ahead:
+        os.write(write_fd, typed_ahead)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
+    with open(os.dup(read_fd), "rb", buffering=0) as fake_stdin:  # the constructor asks for fd 0
+        monkeypatch.setattr(sys, "__stdin__", fake_stdin)
+        try:
+            driver = PasteSafeLinuxDriver(app)
+        finally:  # the driver's constructor installs its own suspend handlers
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+    driver.fileno = read_fd
+    thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+    thread.start()
+    try:
+        yield write_fd
+    finally:
+        driver.exit_event.set()
+        thread.join(5)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
 def test_typeahead_keys_turn_line_feeds_back_into_enter_outside_pastes() -> None:
     from tui.widgets.bracketed_paste import typeahead_keys
 
@@ -119,27 +149,10 @@ class TestPasteIntoThePrompt:
             prompt = app.query_one(PromptInput)
             prompt.focus()
             await pilot.press("a", "b")
-            read_fd, write_fd = os.pipe()
-            handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
-            with open(os.dup(read_fd), "rb", buffering=0) as fake_stdin:  # the constructor asks for fd 0
-                monkeypatch.setattr(sys, "__stdin__", fake_stdin)
-                try:
-                    driver = PasteSafeLinuxDriver(app)
-                finally:  # the driver's constructor installs its own suspend handlers
-                    for sig, handler in handlers.items():
-                        signal.signal(sig, handler)
-            driver.fileno = read_fd
-            thread = threading.Thread(target=driver.run_input_thread, daemon=True)
-            thread.start()
-            try:
-                os.write(write_fd, f"{PASTE_START}{COLOURED}{PASTE_END}".encode())
-                os.write(write_fd, b"c")  # typed after the paste
+            with real_input_thread(app, monkeypatch) as terminal:
+                os.write(terminal, f"{PASTE_START}{COLOURED}{PASTE_END}".encode())
+                os.write(terminal, b"c")  # typed after the paste
                 await ui.wait_for(pilot, lambda: prompt.text.endswith("c"), what="the paste and the key")
-            finally:
-                driver.exit_event.set()
-                thread.join(5)
-                os.close(read_fd)
-                os.close(write_fd)
             await pilot.pause()
             assert prompt.text == "abls red done\nnext line\nc"
             assert not app.query(UserBlock) and provider.requests == [] and not app.runner.running
@@ -171,29 +184,11 @@ class TestPasteIntoThePrompt:
         app, provider = make_app([{"content": "on it"}])
         async with app.run_test(size=(120, 36)) as pilot:
             await ui.wait_prepared(pilot, app)
-            read_fd, write_fd = os.pipe()
-            os.write(write_fd, b"fix the tests\n")  # before the input thread starts
-            handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
-            with open(os.dup(read_fd), "rb", buffering=0) as fake_stdin:
-                monkeypatch.setattr(sys, "__stdin__", fake_stdin)
-                try:
-                    driver = PasteSafeLinuxDriver(app)
-                finally:
-                    for sig, handler in handlers.items():
-                        signal.signal(sig, handler)
-            driver.fileno = read_fd
-            thread = threading.Thread(target=driver.run_input_thread, daemon=True)
-            thread.start()
-            try:
+            with real_input_thread(app, monkeypatch, typed_ahead=b"fix the tests\n") as terminal:
                 await ui.wait_for(pilot, lambda: bool(provider.requests), what="the typed-ahead task")
                 await ui.wait_turn(pilot, app)
-                os.write(write_fd, b"a\nb")  # once running, a line feed is Ctrl+J: a new line
+                os.write(terminal, b"a\nb")  # once running, a line feed is Ctrl+J: a new line
                 await ui.wait_for(pilot, lambda: app.query_one(PromptInput).text == "a\nb", what="two lines")
-            finally:
-                driver.exit_event.set()
-                thread.join(5)
-                os.close(read_fd)
-                os.close(write_fd)
             assert [b.text for b in app.query(UserBlock)] == ["fix the tests"]
             assert len(provider.requests) == 1
 
