@@ -8,22 +8,26 @@ the seed's flat names ``OPENCLI_MAX_TOOL_OUTPUT`` and ``OPENCLI_CONTEXT_WINDOW``
 A project file may not loosen permissions nor change ``api_base`` (a cloned repository must not
 be able to): those keys are dropped from it, with a notice, unless they make things stricter.
 
-``load_settings`` raises ``ConfigError`` with one line naming the setting when a value is invalid.
+``load_settings`` raises ``ConfigError`` with one line naming the setting when a value is invalid,
+and where the bad value came from: the flag (``--max-turns``), the ``OPENCLI_*`` variable, or the
+file (user config or ``.opencli.toml``) and key.
 Unknown keys (in either file, or ``OPENCLI_*`` env names) are not errors, for forward
-compatibility: each gives a notice naming the key, its source and the likely intended key.
+compatibility: each gives a notice naming the key, its source and the likely intended key. So does
+an ``OPENCLI_CONFIG`` that names no file (the defaults apply).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from .config_files import APP_NAME, PROJECT_FILE, read_toml, user_config_path, user_data_dir  # noqa: F401 (re-exported)
 
@@ -255,7 +259,8 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
 
 def _restrict_project_rules(project: dict[str, Any], user: dict[str, Any], notices: list[str]) -> None:
     """A project ``[permissions]`` section may only tighten: its ``allow`` rules are dropped (with a
-    notice) and its ``deny`` rules are added to the user's (not replacing them)."""
+    notice); its ``deny`` rules are added to the user's (not replacing them) by ``_join_deny_rules``
+    after the merge."""
     section = project.get("permissions")
     if section is None:
         return
@@ -266,14 +271,25 @@ def _restrict_project_rules(project: dict[str, Any], user: dict[str, Any], notic
     section = dict(section)
     if section.pop("allow", None):
         notices.append(".opencli.toml may not add permission allow rules; ignored (put them in your user config).")
-    user_section = user.get("permissions") if isinstance(user.get("permissions"), dict) else {}
-    user_deny = user_section.get("deny") or []
-    project_deny = section.get("deny") or []
-    if isinstance(user_deny, list) and isinstance(project_deny, list):
-        section["deny"] = list(dict.fromkeys([*user_deny, *project_deny]))
-    if "allow" in user_section:
-        section["allow"] = user_section["allow"]  # the merge keeps the user's allow rules
+    # The user's allow rules survive: ``_merge`` merges the two sections key by key.
     project["permissions"] = section
+
+
+def _join_deny_rules(files: dict[str, Any], user: dict[str, Any], project: dict[str, Any]) -> dict[str, Any]:
+    """Return the merged ``files`` with the deny rules of both files, the user's first (a merge
+    would let the project's list replace the user's). Duplicates are dropped; the project dict
+    keeps its own list, so an invalid rule can be traced to the file it is in."""
+    user_section, project_section = user.get("permissions"), project.get("permissions")
+    if not (isinstance(user_section, dict) and isinstance(project_section, dict)):
+        return files
+    user_deny, project_deny = user_section.get("deny") or [], project_section.get("deny") or []
+    if not (isinstance(user_deny, list) and isinstance(project_deny, list)):
+        return files
+    joined: list[Any] = []
+    for rule in [*user_deny, *project_deny]:
+        if rule not in joined:  # by equality: a bad (unhashable) rule is reported, not a crash
+            joined.append(rule)
+    return {**files, "permissions": {**files["permissions"], "deny": joined}}
 
 
 def load_settings(
@@ -283,48 +299,168 @@ def load_settings(
 ) -> Settings:
     """Build the settings for ``workspace`` from every source.
 
-    ``flags`` holds CLI values (``None`` values are ignored). Notices about ignored project keys are
-    appended to ``notices``. Raises ``ConfigError`` (one line naming the setting) on invalid input.
+    ``workspace``: the project folder (its ``.opencli.toml`` is read). ``flags`` holds CLI values
+    keyed by setting name (``None`` values are ignored; a section is a dict, e.g.
+    ``{"compaction": {"mode": "off"}}``); the flag of setting ``max_turns`` is taken to be
+    ``--max-turns`` and that of a section ``compaction`` ``--compaction``. Notices (unknown keys,
+    ignored project keys, an ``OPENCLI_CONFIG`` naming no file) are appended to ``notices``, one
+    line each. Returns the validated ``Settings``.
+
+    Raises ``ConfigError`` on invalid input: one line naming the setting, the bad value and where
+    it came from (the flag, the ``OPENCLI_*`` variable, or the config file and key).
     """
     notices = notices if notices is not None else []
     user_path, project_path = user_config_path(), Path(workspace) / PROJECT_FILE
+    _named_config_missing(user_path, notices)
     user_raw, project_raw = _read_toml(user_path), _read_toml(project_path)
     _unknown_file_keys(user_raw, user_path, notices)
     _unknown_file_keys(project_raw, project_path, notices)
     _unknown_env_names(notices)
     user = {k.replace("-", "_"): v for k, v in user_raw.items()}
     project = _restrict_project(project_raw, user, notices)
-    files = _merge(user, project)
+    files = _join_deny_rules(_merge(user, project), user, project)
     env_keys = {k[len("OPENCLI_"):].lower().split("__")[0] for k in os.environ if k.startswith("OPENCLI_")}
     # Env beats files: drop file values that env sets, then let pydantic-settings read env.
     file_values = {k: v for k, v in files.items() if k not in env_keys or isinstance(v, dict)}
     flag_values = {k: v for k, v in (flags or {}).items() if v is not None}
+    sources = _Sources(flag_values, project, project_path, user, user_path)
     try:
-        settings = _build(file_values, flag_values)
-        _check_reminder_rules(settings)
+        from_env = Settings()
+    except SettingsError as exc:
+        raise _env_parse_error(exc) from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        value = err.get("input")
-        raise ConfigError(f"invalid setting {loc}={value!r}: {err['msg']} "
-                          f"(env OPENCLI_{loc.upper().replace('.', '__')}, config key {loc})") from None
+        raise _invalid_setting(exc, sources.env_only) from None
+    try:
+        settings = _build(from_env, file_values, flag_values)
+    except ValidationError as exc:
+        raise _invalid_setting(exc, sources.below_env) from None
+    _check_reminder_rules(settings, sources)
     return settings
 
 
-def _check_reminder_rules(settings: Settings) -> None:
+def _named_config_missing(user_path: Path, notices: list[str]) -> None:
+    """Append a notice when ``OPENCLI_CONFIG`` names no readable file (it is then not read at all:
+    neither it nor the default user config file). Not an error: the defaults apply."""
+    if not os.environ.get("OPENCLI_CONFIG"):
+        return
+    if not user_path.exists():
+        notices.append(f"OPENCLI_CONFIG names {user_path}, which does not exist; no user config file was read.")
+    elif not user_path.is_file():
+        notices.append(f"OPENCLI_CONFIG names {user_path}, which is not a file; no user config file was read.")
+
+
+def _defines(data: Any, loc: tuple[Any, ...], value: Any) -> bool:
+    """Whether the nested ``data`` (a source's dict of settings) holds the value at ``loc``.
+
+    Dict keys must all be present. At a list the walk stops: a list index that ends ``loc``
+    (``permissions.deny.1``) counts only when ``value`` is one of the list's items, because a
+    merged list (the deny rules) holds items from several sources."""
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict):
+            if part not in node:
+                return False
+            node = node[part]
+        elif isinstance(node, list):
+            if isinstance(part, int) and i == len(loc) - 1:
+                return value in node
+            return True
+        else:
+            return True
+    return True
+
+
+def _env_name(loc: tuple[Any, ...]) -> str | None:
+    """Return the ``OPENCLI_*`` variable (as spelled in the environment) that sets ``loc``: the
+    longest of ``OPENCLI_A__B``, ``OPENCLI_A`` present (a section may come as JSON), else None."""
+    names = [str(p) for p in loc if isinstance(p, str)]
+    present = {name.upper(): name for name in os.environ}
+    for end in range(len(names), 0, -1):
+        wanted = "OPENCLI_" + "__".join(names[:end]).upper()
+        if wanted in present:
+            return present[wanted]
+    return None
+
+
+class _Sources:
+    """Where each setting came from, to name it in an error: flags > env > project file > user file.
+
+    ``flags``: CLI values by setting name; ``project`` / ``user``: the (normalised, for the project
+    file restricted) TOML tables and their paths."""
+
+    def __init__(self, flags: dict[str, Any], project: dict[str, Any], project_path: Path,
+                 user: dict[str, Any], user_path: Path) -> None:
+        self.flags, self.project, self.project_path = flags, project, project_path
+        self.user, self.user_path = user, user_path
+
+    @staticmethod
+    def env_only(loc: tuple[Any, ...], value: Any) -> str:
+        """Describe the env source of ``loc`` (the environment alone was being validated)."""
+        name = _env_name(loc) or "OPENCLI_" + "__".join(str(p).upper() for p in loc if isinstance(p, str))
+        return f"env {name}"
+
+    def below_env(self, loc: tuple[Any, ...], value: Any) -> str:
+        """Describe the source of ``loc`` among flags and files (env values were valid already)."""
+        if _defines(self.flags, loc, value):
+            return f"flag --{str(loc[0]).replace('_', '-')}"
+        return self._file(loc, value) or f"config key {_key(loc)}"
+
+    def any(self, loc: tuple[Any, ...], value: Any) -> str:
+        """Describe the source of ``loc`` in precedence order: flag, env, project file, user file."""
+        if _defines(self.flags, loc, value):
+            return f"flag --{str(loc[0]).replace('_', '-')}"
+        name = _env_name(loc)
+        if name is not None:
+            return f"env {name}"
+        return self._file(loc, value) or f"config key {_key(loc)}"
+
+    def _file(self, loc: tuple[Any, ...], value: Any) -> str | None:
+        for data, path in ((self.project, self.project_path), (self.user, self.user_path)):
+            if _defines(data, loc, value):
+                return f"{path}, key {_key(loc)}"
+        return None
+
+
+def _key(loc: tuple[Any, ...]) -> str:
+    """The dotted config key of a validation location (list indexes dropped)."""
+    return ".".join(str(p) for p in loc if isinstance(p, str))
+
+
+def _invalid_setting(exc: ValidationError, describe: Any) -> ConfigError:
+    """Turn the first error of ``exc`` into a one-line ``ConfigError`` naming the setting, the
+    value and its source (``describe(loc, value)`` -> e.g. ``"flag --max-turns"``)."""
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    value = err.get("input")
+    name = ".".join(str(p) for p in loc)
+    message = " ".join(str(err["msg"]).split())
+    return ConfigError(f"invalid setting {name}={value!r}: {message} (from {describe(loc, value)})")
+
+
+def _env_parse_error(exc: SettingsError) -> ConfigError:
+    """A section given in env as something that is not JSON (``OPENCLI_COMPACTION=x``)."""
+    match = re.search(r'field "([^"]+)"', str(exc))
+    field = match.group(1) if match else "?"
+    name = _env_name((field,)) or f"OPENCLI_{field.upper()}"
+    return ConfigError(f"invalid setting {field}: not valid JSON for a section; set one key with "
+                       f"{name}__KEY (from env {name})")
+
+
+def _check_reminder_rules(settings: Settings, sources: _Sources) -> None:
     """Raise ``ConfigError`` when ``[reminders] rules`` is not a valid rule list."""
     from .reminders import rules_from_config
 
     try:
         rules_from_config(settings.reminders.rules)
     except ValueError as exc:
-        raise ConfigError(f"invalid setting reminders.rules: {exc}") from None
+        source = sources.any(("reminders", "rules"), settings.reminders.rules)
+        raise ConfigError(f"invalid setting reminders.rules: {exc} (from {source})") from None
 
 
-def _build(file_values: dict[str, Any], flag_values: dict[str, Any]) -> Settings:
+def _build(from_env: Settings, file_values: dict[str, Any], flag_values: dict[str, Any]) -> Settings:
     # Precedence within pydantic-settings: init kwargs > env. Files must sit below env, so build
-    # from env first and then overlay files (for keys env did not set) and flags.
-    from_env = Settings()
+    # from env first (``from_env``, by the caller) and then overlay files (for keys env did not
+    # set) and flags.
     data = from_env.model_dump()
     env_set = from_env.model_fields_set
     for key, value in file_values.items():

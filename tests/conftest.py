@@ -12,9 +12,11 @@ _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KE
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory, monkeypatch):
-    """Point OPENCLI_CONFIG and OPENCLI_DATA_DIR at empty temp places; drop API keys and
-    OPENCLI_* variables; force litellm's offline switches."""
+    """Point OPENCLI_CONFIG and OPENCLI_DATA_DIR at empty temp places (the config file exists and
+    is empty: a missing one would give a notice); drop API keys and OPENCLI_* variables; force
+    litellm's offline switches."""
     home = tmp_path_factory.mktemp("home")
+    (home / "config.toml").touch()
     for key in list(os.environ):
         if key.startswith("OPENCLI_") or key in _KEYS:
             monkeypatch.delenv(key, raising=False)

@@ -263,3 +263,84 @@ def test_sigterm_kills_the_running_command_tree_before_exiting(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _run_text(tmp_path, capsys, replies):
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    code = main(["run", "task", "--replay", str(replay(tmp_path, replies)), "-C", str(ws),
+                 "--model", "openai/gpt-4.1"])
+    return code, capsys.readouterr()
+
+
+@pytest.mark.parametrize("replies,needle", [
+    ([{"error": "auth"}], "authentication"),
+    ([], "no more replies"),
+    ([{"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}], "no more replies"),
+])
+def test_a_failed_text_run_puts_one_reason_line_on_stderr(tmp_path, capsys, replies, needle):
+    """Text mode used to print "error: ..." and then "opencli-tui: error: ..." for the same error."""
+    code, captured = _run_text(tmp_path, capsys, replies)
+    assert code == 1
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("opencli-tui: error:") and needle in lines[0]
+    assert needle not in captured.out
+
+
+def test_an_exhausted_replay_in_json_mode_is_an_error_event_and_one_stderr_line(tmp_path, capsys):
+    code, events, err = run_json(tmp_path, capsys, [])
+    assert code == 1
+    assert [e["message"] for e in events if e["type"] == "error"] == ["the replay script has no more replies"]
+    assert events[-1]["type"] == "turn_finished" and events[-1]["stop_reason"] == "error"
+    assert len(err.strip().splitlines()) == 1 and "no more replies" in err
+
+
+def test_text_printer_still_prints_an_error_that_does_not_end_the_turn():
+    import io
+
+    from agent.events import ErrorEvent, Notice, TurnFinished
+    from tui.headless import TextPrinter
+
+    out, err = io.StringIO(), io.StringIO()
+    printer = TextPrinter(out, err)
+    printer(ErrorEvent(message="first problem"))
+    printer(Notice(message="carrying on"))
+    printer(ErrorEvent(message="second problem"))
+    printer(TurnFinished(stop_reason="error", final_text="second problem"))
+    printer(ErrorEvent(message="left over"))
+    printer.flush()
+    assert err.getvalue().splitlines() == ["error: first problem", "error: left over"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_replay_reply_with_no_known_key_is_refused_at_load(tmp_path, capsys, fmt):
+    rp = replay(tmp_path, [{"content": "ok"}, {"bogus": 1}])
+    assert main(["run", "x", "--replay", str(rp), "-C", str(tmp_path), "--output-format", fmt]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "reply 1" in lines[0] and "'bogus'" in lines[0]
+    assert captured.out == ""  # refused before the run started
+
+
+@pytest.mark.parametrize("args,source,absent", [
+    (["--max-turns", "-3"], "--max-turns", "OPENCLI_MAX_TURNS"),
+    ([], "__USER__", "OPENCLI_MAX_TURNS"),
+])
+def test_invalid_settings_name_their_real_source(tmp_path, capsys, isolated_env, args, source, absent):
+    user = isolated_env / "config.toml"
+    if not args:
+        user.write_text("max_turns = -3\n")
+    rp = replay(tmp_path, [{"content": "x"}])
+    assert main(["run", "x", "--replay", str(rp), "-C", str(tmp_path), *args]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "max_turns=-3" in lines[0]
+    assert source.replace("__USER__", str(user)) in lines[0] and absent not in lines[0]
+
+
+def test_a_missing_opencli_config_is_a_notice_event(tmp_path, capsys, monkeypatch):
+    missing = tmp_path / "nowhere" / "config.toml"
+    monkeypatch.setenv("OPENCLI_CONFIG", str(missing))
+    code, events, err = run_json(tmp_path, capsys, [{"content": "ok"}])
+    assert code == 0 and err == ""
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("OPENCLI_CONFIG" in n and str(missing) in n for n in notices), notices

@@ -68,7 +68,13 @@ class JsonPrinter:
 
 
 class TextPrinter:
-    """Prints the run for a person with rich: streamed text, one line per tool call, notices."""
+    """Prints the run for a person with rich: streamed text, one line per tool call, notices.
+
+    An error that ends the turn (an ``error`` event followed by ``turn_finished`` with stop reason
+    ``error`` and the same text) is not printed here: ``run_headless`` prints the one reason line
+    for the non-zero exit, and stderr must not say it twice. Any other error goes to stderr as
+    ``error: ...`` when the next event arrives (or on ``flush``).
+    """
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         from rich.console import Console
@@ -79,15 +85,30 @@ class TextPrinter:
         self._in_reasoning = False
         self._plan_seen: dict[str, tuple[str, str]] | None = None  # step id -> (status, note)
         self._undeclared: set[str] = set()
+        self._pending_error: str | None = None  # held until we know whether it ends the turn
 
     def _end_stream(self) -> None:
         if self._in_text or self._in_reasoning:
             self.console.print()
         self._in_text = self._in_reasoning = False
 
+    def flush(self) -> None:
+        """Print the held-back error, if any, on stderr (``error: message``)."""
+        from rich.text import Text
+
+        if self._pending_error is not None:
+            message, self._pending_error = self._pending_error, None
+            self.err.print(Text(f"error: {message}", style="bold red"))
+
     def __call__(self, event: AgentEvent) -> None:
         from rich.text import Text
 
+        if self._pending_error is not None:
+            if (isinstance(event, TurnFinished) and event.stop_reason == "error"
+                    and event.final_text == self._pending_error):
+                self._pending_error = None  # the exit's reason line says it
+            else:
+                self.flush()
         if isinstance(event, TextDelta):
             if self._in_reasoning:
                 self._end_stream()
@@ -112,7 +133,7 @@ class TextPrinter:
             self.console.print(Text(f"! {event.message}", style="yellow"))
         elif isinstance(event, ErrorEvent):
             self._end_stream()
-            self.err.print(Text(f"error: {event.message}", style="bold red"))
+            self._pending_error = event.message
         elif isinstance(event, PlanUpdated):
             if event.approved:  # a proposed plan is printed whole by print_plan
                 self._end_stream()
@@ -158,7 +179,9 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
                  out: TextIO | None = None, err: TextIO | None = None, plan: bool = False,
                  execute_plan: bool = False) -> int:
     """Run ``task`` in ``session`` (an ``agent.runtime.AgentSession`` built non-interactive) and
-    return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130).
+    return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130). A non-zero exit
+    puts exactly one reason line on stderr (``opencli-tui: error: ...``, ``opencli-tui: stopped:
+    ...``), in text and json modes alike.
 
     ``plan`` runs the read-only planning pass instead and prints the plan (text: its markdown;
     json: the ``plan_updated`` event); exit 0 when a plan came out, 1 when the model gave none.
@@ -199,6 +222,8 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        if isinstance(printer, TextPrinter):
+            printer.flush()  # an error that did not end the turn (stderr: not the closed stdout)
     code = exit_code_for(result.stop_reason)
     if pipe_closed.is_set() and out is sys.stdout:
         # Point stdout at /dev/null so the interpreter's final flush does not fail loudly.

@@ -6,7 +6,8 @@ keys ``content``, ``reasoning_content`` (streamed in chunks of about 4 character
 (``{"prompt_tokens", "completion_tokens"}``), ``finish_reason`` and ``error`` (one of
 ``rate_limit``, ``server``, ``auth``, ``not_found``, ``network``, ``timeout``, ``context_window``,
 ``empty``). Replies marked ``"for": "summary"`` are kept for compaction's summarisation calls.
-An error reply is consumed like any other; a retry takes the next reply.
+An error reply is consumed like any other; a retry takes the next reply. A reply that has keys but
+none of these (a typo such as ``[{"contnet": "x"}]``) is refused when the file is loaded.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ _ERROR_MESSAGES = {
 }
 
 
+#: The keys a reply may carry (DESIGN.md 5); a reply with keys but none of these is refused.
+REPLY_KEYS = ("content", "reasoning_content", "tool_calls", "usage", "finish_reason", "error", "for")
+
+
 class ReplayError(Exception):
     """A replay file that cannot be used; the message names the file and the problem."""
 
@@ -40,8 +45,11 @@ class ReplayError(Exception):
 def load_replay_file(path: Path) -> list[dict[str, Any]]:
     """Read a ``--replay`` file: a JSON list of reply objects.
 
-    Raises ``ReplayError`` when the file is missing, not JSON, not a list of objects, or names an
-    unknown error kind.
+    ``path``: the file. Returns the replies in order. Raises ``ReplayError`` (one line naming the
+    file) when the file is missing, not JSON, not a list of objects, holds a reply with keys of
+    which none is a reply key (``[{"bogus": 1}]``: the index and the unknown keys are named; an
+    empty object ``{}`` stays an empty reply), or names an unknown error kind. Unknown keys next to
+    known ones are accepted, so files written for a later version still replay.
     """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -52,6 +60,10 @@ def load_replay_file(path: Path) -> list[dict[str, Any]]:
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise ReplayError(f"replay file {path} must hold a JSON list of reply objects")
     for i, reply in enumerate(data):
+        if reply and not any(key in REPLY_KEYS for key in reply):
+            unknown = ", ".join(repr(key) for key in reply)
+            raise ReplayError(f"replay file {path}: reply {i} has no known key (unknown: {unknown}; "
+                              f"a reply has {', '.join(REPLY_KEYS)})")
         err = reply.get("error")
         if err is not None and err not in _ERROR_MESSAGES:
             raise ReplayError(f"replay file {path}: reply {i} has unknown error {err!r} "
