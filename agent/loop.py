@@ -155,13 +155,16 @@ class Agent:
                             max_tokens=self.config.max_tokens)
 
     # -------------------------------------------------------------------------------------- turn
-    def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event) -> TurnFinished:
+    def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event, *,
+                 message_id: str | None = None) -> TurnFinished:
         """Run one user turn to its end and return the ``TurnFinished`` event (also emitted).
 
+        ``message_id`` (optional) is the id of the turn's user message, so a record journaled
+        before the turn can name it (the planner's ``approved`` record); a new id otherwise.
         Never raises for model or tool failures: they become events and a stop reason.
         """
         emit(TurnStarted(session_id=self.session_id, model=self.model, prompt=prompt))
-        self._append(UserMessage(content=prompt), emit)
+        self._append(UserMessage(content=prompt, **({"id": message_id} if message_id else {})), emit)
         self.guard.reset()
         self.reminders.start_turn()
         if self.checkpoints is not None:
@@ -309,9 +312,11 @@ class Agent:
                         self.guard.record(call.name, call.arguments, output.text, output.is_error)
                         reminder_texts += self._reminders_for(call, output)
             text = output.text
+            injected: list[str] = []
             if position == len(calls) - 1 and reminder_texts:
                 text += self.reminders.format(reminder_texts)
-                for reminder in dict.fromkeys(reminder_texts):
+                injected = list(dict.fromkeys(reminder_texts))
+                for reminder in injected:
                     emit(ReminderInjected(text=reminder))
             duration = time.monotonic() - started - self._approval_wait_s  # run time, not time waiting for the user
             result = ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=output.is_error)
@@ -319,7 +324,7 @@ class Agent:
             if self.journal is not None:  # what the UI shows besides the text (a diff...), for a resumed TUI
                 self.journal.append_tool_details(result, diff=output.diff, display=output.display,
                                                  exit_code=output.exit_code, truncated=output.truncated,
-                                                 saved_path=output.saved_path)
+                                                 saved_path=output.saved_path, reminders=injected)
             emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
                                   truncated=output.truncated, saved_path=output.saved_path,
                                   duration_s=round(duration, 3), exit_code=output.exit_code,

@@ -17,7 +17,11 @@ Plan mode sits above the ReAct loop (DESIGN.md 4, issue 4):
    declared is recorded in ``Plan.undeclared_files``.
 
 Every change of the plan is journaled as ``{"kind": "plan", "event": ..., "plan": {...}}`` so a
-resumed or compacted session can re-inject it verbatim (``plan_from_journal``).
+resumed or compacted session can re-inject it verbatim (``plan_from_journal``). The ``approved``
+record also carries ``message_id``, the id of the user message that follows it (the
+``execution_prompt``), so a resumed UI can show that message as the short
+``approved_notice`` line, as the live UI did, rather than the instruction text
+(``plan_prompts_from_journal``; older journals lack the field and are matched by position).
 """
 
 from __future__ import annotations
@@ -452,6 +456,15 @@ def execution_prompt(plan: Plan, *, edited: bool = False) -> str:
     return EXECUTION_PROMPT.format(plan=plan.to_markdown(), edited=" (they edited it)" if edited else "")
 
 
+def approved_notice(plan: Plan) -> str:
+    """Return the one line a UI shows where the user approved ``plan`` (instead of the
+    ``execution_prompt`` sent to the model): ``Plan approved: TITLE (N steps). Carrying it out;
+    the sidebar shows progress.``"""
+    count = len(plan.steps)
+    return (f"Plan approved: {plan.title} ({count} step{'' if count == 1 else 's'}). Carrying it out; "
+            "the sidebar shows progress.")
+
+
 # ============================================================================ pass and execution
 @dataclass(frozen=True)
 class PlanResult:
@@ -532,9 +545,12 @@ class PlanController:
 
         The plan is copied with ids renumbered 1..n and becomes ``self.plan``; it is journaled
         (event ``approved``); ``update_plan`` is registered on ``agent``; the turn's user message
-        is ``execution_prompt(plan)``. ``PlanUpdated`` is emitted right after ``TurnStarted`` and
-        after each change. Raises ``PlanError`` when the plan has no step.
+        is ``execution_prompt(plan)``, with the id the ``approved`` record names in its
+        ``message_id``. ``PlanUpdated`` is emitted right after ``TurnStarted`` and after each
+        change. Raises ``PlanError`` when the plan has no step.
         """
+        from .messages import new_id
+
         if not plan.steps:
             raise PlanError("the plan has no steps to carry out.")
         edited = self.proposed is not None and _content(plan) != _content(self.proposed)
@@ -542,20 +558,24 @@ class PlanController:
         with self._lock:
             self.plan = approved
             self.proposed = None
-        _journal(agent, "approved", approved)
-        return self.run_turn(agent, execution_prompt(approved, edited=edited), emit, cancel, announce=True)
+        message_id = new_id()
+        _journal(agent, "approved", approved, message_id=message_id)
+        return self.run_turn(agent, execution_prompt(approved, edited=edited), emit, cancel, announce=True,
+                             message_id=message_id)
 
     def run_turn(self, agent: "Agent", prompt: str, emit: Emit, cancel: threading.Event, *,
-                 announce: bool = False) -> TurnFinished:
+                 announce: bool = False, message_id: str | None = None) -> TurnFinished:
         """Run a normal turn; while a plan is active, ``update_plan`` is registered and edits to
-        undeclared files are recorded. ``announce`` emits the plan right after ``TurnStarted``."""
+        undeclared files are recorded. ``announce`` emits the plan right after ``TurnStarted``;
+        ``message_id`` (optional) is the id given to the turn's user message."""
+        extra = {"message_id": message_id} if message_id else {}
         if self.plan is None:
-            return agent.run_turn(prompt, emit, cancel)
+            return agent.run_turn(prompt, emit, cancel, **extra)
         ensure_update_plan(agent, self)
         watcher = _EditWatcher(self, agent, emit, announce)
         self._agent, self._emit = agent, watcher
         try:
-            return agent.run_turn(prompt, watcher, cancel)
+            return agent.run_turn(prompt, watcher, cancel, **extra)
         finally:
             self._agent, self._emit = None, None
 
@@ -679,12 +699,16 @@ def _progress_text(plan: Plan) -> str:
     return text + f" Next: step {nxt.id} ({_one_line(nxt.description)[:80]})."
 
 
-def _journal(agent: "Agent", event: str, plan: Plan | None) -> None:
-    """Append a ``{"kind": "plan"}`` record to the agent's journal (when it has one)."""
+def _journal(agent: "Agent", event: str, plan: Plan | None, *, message_id: str | None = None) -> None:
+    """Append a ``{"kind": "plan"}`` record to the agent's journal (when it has one); an
+    ``approved`` record also names the ``message_id`` of the execution prompt that follows."""
     if agent.journal is not None:
-        agent.journal.append({"kind": "plan", "event": event,
-                              "plan": plan.model_dump(mode="json") if plan is not None else None,
-                              "time": time.time()})
+        record: dict[str, Any] = {"kind": "plan", "event": event,
+                                  "plan": plan.model_dump(mode="json") if plan is not None else None,
+                                  "time": time.time()}
+        if message_id:
+            record["message_id"] = message_id
+        agent.journal.append(record)
 
 
 def plan_from_journal(records: Iterable[dict[str, Any]]) -> Plan | None:
@@ -704,3 +728,34 @@ def plan_from_journal(records: Iterable[dict[str, Any]]) -> Plan | None:
             except ValueError:
                 continue
     return active
+
+
+def plan_prompts_from_journal(records: Iterable[dict[str, Any]]) -> dict[str, Plan]:
+    """Return ``{user message id: approved Plan}`` for the user messages of a journal (records as
+    ``session.read_journal`` yields them) that are the instruction to carry out an approved plan.
+
+    Recognised by the journal, not by the text: an ``approved`` plan record names the message in
+    its ``message_id``; an older record without that field claims the next message record when
+    it is a user message (the execution turn journals it right after the plan). Invalid plan
+    records are skipped."""
+    found: dict[str, Plan] = {}
+    waiting: Plan | None = None  # an approved record without message_id, before its message
+    for record in records:
+        kind = record.get("kind")
+        if kind == "plan" and record.get("event") == "approved":
+            waiting = None
+            try:
+                plan = Plan.model_validate(record.get("plan"))
+            except ValueError:
+                continue
+            message_id = record.get("message_id")
+            if isinstance(message_id, str) and message_id:
+                found[message_id] = plan
+            else:
+                waiting = plan
+        elif kind == "message" and waiting is not None:
+            message = record.get("message")
+            if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("id"), str):
+                found[message["id"]] = waiting
+            waiting = None
+    return found

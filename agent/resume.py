@@ -4,6 +4,11 @@ A session is its journal ``<sessions_dir(project)>/<id>.jsonl`` (agent/session.p
 each journal once as bytes and parses only the few lines it needs (``session`` records and the
 first user message), so it stays cheap for long sessions. Loading parses every record with
 ``read_journal``: torn or invalid lines are skipped with a warning, never fatal.
+
+Every launch journals its session (a ``session`` record when the loop is built), so a project
+collects sessions in which nothing was said. Those are *empty* (``SessionInfo.messages == 0``):
+listings (``list_sessions``, the picker, the ids named in errors) and ``"latest"``
+(``--continue``) leave them out; an explicit id or prefix still finds one.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ class SessionInfo:
     ``started_at`` / ``updated_at``: Unix seconds (start from the first record or the id, update
     from the file's mtime); ``first_task``: the first user message, one line, cut to 200
     characters ("" when none); ``turns``: finished user turns; ``model``: the latest model used
-    ("" when unknown).
+    ("" when unknown); ``messages``: how many conversation records (user, assistant, tool) the
+    journal holds, torn lines not counted (0: an empty session, see ``empty``).
     """
 
     id: str
@@ -46,6 +52,12 @@ class SessionInfo:
     first_task: str
     turns: int
     model: str
+    messages: int = 0
+
+    @property
+    def empty(self) -> bool:
+        """True when the session has no conversation message (launched, nothing said)."""
+        return self.messages == 0
 
 
 @dataclass
@@ -55,7 +67,10 @@ class LoadedSession:
     ``records`` (every valid record, for other state such as compaction), ``warnings`` (lines
     skipped, one string each), ``grants`` (the "allow for this session" answers, in order,
     well-formed ones only; ``[]`` for journals written before grants were journaled) and
-    ``tool_details`` (``{tool result message id: details}``, see ``details_for``)."""
+    ``tool_details`` (``{tool result message id: details}``, see ``details_for``) and
+    ``plan_prompts`` (``{user message id: approved Plan}``: the user messages that are the
+    instruction to carry out an approved plan, ``planner.plan_prompts_from_journal``; a UI shows
+    them as the short "Plan approved" line rather than the instruction text)."""
 
     session_id: str
     path: Path
@@ -66,11 +81,13 @@ class LoadedSession:
     warnings: list[str] = field(default_factory=list)
     grants: list["SessionGrant"] = field(default_factory=list)
     tool_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plan_prompts: dict[str, "Plan"] = field(default_factory=dict)
 
     def details_for(self, message: "Message") -> dict[str, Any]:
         """What the UI showed of the tool result ``message`` besides its text: a dict with any of
-        ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path`` (agent/session.py
-        ``tool_details``); ``{}`` when the journal has none (other messages, older journals)."""
+        ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` (a list
+        of reminder texts appended to the result; agent/session.py ``tool_details``); ``{}`` when
+        the journal has none (other messages, older journals)."""
         return dict(self.tool_details.get(getattr(message, "id", ""), {}))
 
 
@@ -82,8 +99,11 @@ def session_info(path: Path) -> SessionInfo:
     model = ""
     first_task = ""
     turns = 0
+    messages = 0
     with path.open("rb") as fh:
         for raw in fh:
+            if raw.startswith(b'{"kind": "message"') and raw.rstrip().endswith(b"}"):
+                messages += 1  # a torn line (cut short by a crash) does not end its object
             if raw.startswith(b'{"kind": "event"') and b'"turn_finished"' in raw:
                 turns += 1
             elif raw.startswith(b'{"kind": "session"'):
@@ -102,50 +122,50 @@ def session_info(path: Path) -> SessionInfo:
     if started is None:
         started = _time_from_id(path.stem) or st.st_mtime
     return SessionInfo(id=path.stem, path=path, started_at=started, updated_at=st.st_mtime,
-                       first_task=first_task, turns=turns, model=model)
+                       first_task=first_task, turns=turns, model=model, messages=messages)
 
 
-def list_sessions(project_root: Path, limit: int | None = None) -> list[SessionInfo]:
+def list_sessions(project_root: Path, limit: int | None = None, *, include_empty: bool = False) -> list[SessionInfo]:
     """Return the sessions of the project at ``project_root``, most recently updated first
-    (``limit`` caps the count). Unreadable journals are left out; no folder gives ``[]``."""
-    folder = sessions_dir(project_root)
-    try:
-        paths = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
-    except OSError:
-        return []
+    (``limit`` caps the count). Empty sessions (no conversation message: a launch where nothing
+    was said) are left out unless ``include_empty``. Unreadable journals are left out; no folder
+    gives ``[]``."""
     infos = []
-    for path in paths:
+    for path in _journal_paths(project_root):
         try:
-            infos.append(session_info(path))
+            info = session_info(path)
         except OSError:
             continue
+        if include_empty or not info.empty:
+            infos.append(info)
     infos.sort(key=lambda i: (i.updated_at, i.id), reverse=True)
     return infos[:limit] if limit is not None else infos
 
 
-def latest_session(project_root: Path) -> SessionInfo | None:
-    """Return the most recently updated session of the project, or ``None`` when there is none."""
-    folder = sessions_dir(project_root)
-    try:
-        paths = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
-    except OSError:
-        return None
-    for path in sorted(paths, key=_mtime_key, reverse=True):
+def latest_session(project_root: Path, *, include_empty: bool = False) -> SessionInfo | None:
+    """Return the most recently updated session of the project that has at least one
+    conversation message (any session with ``include_empty``), or ``None`` when there is none.
+    This is what ``--continue`` resumes: never the empty session another window just opened."""
+    for path in sorted(_journal_paths(project_root), key=_mtime_key, reverse=True):
         try:
-            return session_info(path)
+            info = session_info(path)
         except OSError:
             continue
+        if include_empty or not info.empty:
+            return info
     return None
 
 
 def find_session(project_root: Path, ref: str) -> Path:
-    """Return the journal path for ``ref``: ``"latest"``, a full session id or a unique prefix of
-    one. Raises ``SessionNotFoundError`` with a one-line message (naming recent ids) otherwise."""
+    """Return the journal path for ``ref``: ``"latest"`` (the newest session with at least one
+    conversation message, ``latest_session``), a full session id or a unique prefix of one (these
+    may name an empty session). Raises ``SessionNotFoundError`` with a one-line message (naming
+    recent non-empty ids) otherwise."""
     folder = sessions_dir(project_root)
     if ref == "latest":
         info = latest_session(project_root)
         if info is None:
-            raise SessionNotFoundError(f"no saved session for this project (looked in {folder})")
+            raise SessionNotFoundError(f"no saved session with a conversation for this project (looked in {folder})")
         return info.path
     if not ref or "/" in ref or "\\" in ref or ref.startswith("."):
         raise SessionNotFoundError(f"invalid session id {ref!r}")
@@ -162,17 +182,17 @@ def find_session(project_root: Path, ref: str) -> Path:
         raise SessionNotFoundError(f"session id {ref!r} is ambiguous: "
                                    + ", ".join(p.stem for p in matches[:5]))
     recent = ", ".join(i.id for i in list_sessions(project_root, limit=3))
-    hint = f"; recent: {recent}" if recent else "; this project has no saved session"
+    hint = f"; recent: {recent}" if recent else "; this project has no saved session with a conversation"
     raise SessionNotFoundError(f"no session {ref!r} for this project{hint}")
 
 
 def load_session(path: Path) -> LoadedSession:
     """Read a journal back: messages, active plan, latest model, session grants, tool result
-    details, all records, warnings for skipped lines. Raises ``OSError`` when the file cannot be
-    read. Malformed grant or details records are ignored (never applied)."""
+    details, plan-approval prompts, all records, warnings for skipped lines. Raises ``OSError``
+    when the file cannot be read. Malformed grant or details records are ignored (never applied)."""
     from .messages import message_from_dict
     from .permission_rules import SessionGrant
-    from .planner import plan_from_journal
+    from .planner import plan_from_journal, plan_prompts_from_journal
 
     path = Path(path)
     warnings: list[str] = []
@@ -199,7 +219,8 @@ def load_session(path: Path) -> LoadedSession:
             if found:
                 details[record["message_id"]] = found
     return LoadedSession(session_id=path.stem, path=path, messages=messages, plan=plan_from_journal(records),
-                         model=model, records=records, warnings=warnings, grants=grants, tool_details=details)
+                         model=model, records=records, warnings=warnings, grants=grants, tool_details=details,
+                         plan_prompts=plan_prompts_from_journal(records))
 
 
 def format_session_list(infos: list[SessionInfo]) -> str:
@@ -228,6 +249,14 @@ def _time_from_id(session_id: str) -> float | None:
         return float(calendar.timegm(time.strptime(session_id[:15], "%Y%m%d-%H%M%S")))
     except ValueError:
         return None
+
+
+def _journal_paths(project_root: Path) -> list[Path]:
+    """The ``*.jsonl`` files in the project's sessions folder (``[]`` when it cannot be read)."""
+    try:
+        return [p for p in sessions_dir(project_root).iterdir() if p.suffix == ".jsonl" and p.is_file()]
+    except OSError:
+        return []
 
 
 def _mtime_key(path: Path) -> tuple[float, str]:

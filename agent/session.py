@@ -8,8 +8,10 @@ and ``compaction`` records. Two optional kinds, which older journals lack (reade
 - ``tool_details``: what the UI showed of a tool result beyond the model's text, written right
   after its ``message`` record: ``{"kind": "tool_details", "message_id", "tool_call_id", "name"}``
   plus any of ``diff`` (the unified diff of an edit/write), ``display`` (the output as shown,
-  ANSI colours kept), ``exit_code``, ``truncated``, ``saved_path``; written only when one of
-  them is set (``tool_details_record``);
+  ANSI colours kept), ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` (the texts of
+  the reminders appended to this result, in order, as the live ``ReminderInjected`` events
+  carried them; older journals lack it); written only when one of them is set
+  (``tool_details_record``);
 - ``permission_grant``: an "allow for this session" answer (agent/permission_rules.SessionGrant:
   ``scope``, ``tool``, ``prefix``), restored on resume.
 
@@ -33,7 +35,7 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
@@ -159,11 +161,11 @@ class SessionJournal:
 
     def append_tool_details(self, message: Message, *, diff: str | None = None, display: str | None = None,
                             exit_code: int | None = None, truncated: bool = False,
-                            saved_path: str | None = None) -> None:
+                            saved_path: str | None = None, reminders: Sequence[str] | None = None) -> None:
         """Write a ``tool_details`` record for the tool result ``message`` (already appended),
         or nothing when none of the details is set (see ``tool_details_record``)."""
         record = tool_details_record(message, diff=diff, display=display, exit_code=exit_code,
-                                     truncated=truncated, saved_path=saved_path)
+                                     truncated=truncated, saved_path=saved_path, reminders=reminders)
         if record is not None:
             self.append(record)
 
@@ -174,22 +176,27 @@ class SessionJournal:
             self._fh = None
 
 
-#: The optional fields of a ``tool_details`` record and the types a reader accepts for them.
+#: The optional fields of a ``tool_details`` record and the types a reader accepts for them
+#: (``list``: a list of strings).
 TOOL_DETAIL_FIELDS: dict[str, type] = {
-    "diff": str, "display": str, "exit_code": int, "truncated": bool, "saved_path": str,
+    "diff": str, "display": str, "exit_code": int, "truncated": bool, "saved_path": str, "reminders": list,
 }
 
 
 def tool_details_record(message: Message, *, diff: str | None = None, display: str | None = None,
                         exit_code: int | None = None, truncated: bool = False,
-                        saved_path: str | None = None) -> dict[str, Any] | None:
+                        saved_path: str | None = None,
+                        reminders: Sequence[str] | None = None) -> dict[str, Any] | None:
     """Return the ``tool_details`` journal record of a tool result ``message`` (a
     ``ToolResultMessage``: its ``id``, ``tool_call_id``, ``name``) with the details the UI shows
     besides the model's text: ``diff`` (unified diff of a file change), ``display`` (output with
     ANSI colours), ``exit_code``, ``truncated``, ``saved_path`` (absolute path of the saved full
-    output). Unset details are left out; ``None`` when none is set (no record is needed)."""
+    output), ``reminders`` (texts of the reminders appended to the result, shown as marks under
+    its block). Unset or empty details are left out; ``None`` when none is set (no record is
+    needed)."""
     details = {"diff": diff or None, "display": display, "exit_code": exit_code,
-               "truncated": True if truncated else None, "saved_path": saved_path or None}
+               "truncated": True if truncated else None, "saved_path": saved_path or None,
+               "reminders": [str(text) for text in reminders] if reminders else None}
     details = {key: value for key, value in details.items() if value is not None}
     if not details:
         return None
@@ -200,14 +207,17 @@ def tool_details_record(message: Message, *, diff: str | None = None, display: s
 
 def tool_details_from_record(record: Any) -> dict[str, Any]:
     """Return the details of a ``tool_details`` record (only the known fields of the right
-    type: ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``); ``{}`` for any
-    other record."""
+    type: ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` as a
+    list of strings); ``{}`` for any other record."""
     if not isinstance(record, dict) or record.get("kind") != "tool_details":
         return {}
     out: dict[str, Any] = {}
     for key, kind in TOOL_DETAIL_FIELDS.items():
         value = record.get(key)
-        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        if kind is list:
+            if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+                out[key] = list(value)
+        elif isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
             out[key] = value
     return out
 

@@ -260,9 +260,10 @@ class PlanModeController:
         if self.app.runner.running:
             await self.app.show_notice("A turn is still running: the plan was not started.", kind="warning")
             return
+        from agent.planner import approved_notice
+
         self.set_active(False)
-        await self.app.show_notice(f"Plan approved: {plan.title} ({len(plan.steps)} steps). Carrying it out; "
-                                   "the sidebar shows progress.")
+        await self.app.show_notice(approved_notice(plan))  # a resumed view shows the same line
         self.app.main_screen.query_one(Conversation).follow()
         session = self.app.session
         self.app.runner.start_turn(plan.title, run=lambda emit, cancel: session.execute_plan(plan, emit, cancel))

@@ -12,7 +12,11 @@ The app hooks in with a few lines (tui/app.py, tui/commands.py); everything else
 - ``show_resumed_at_start(app)``: the app was started on a resumed session (``--continue``,
   ``--resume ID``): redraw its conversation as ``/resume`` does. Tool blocks are redrawn with
   what the journal kept of the live result (``resumed_tool_result``): edit/write blocks show
-  their diff as they did live.
+  their diff as they did live, and the reminder marks under them come back. The instruction
+  that started an approved plan is shown as the live "Plan approved: ..." line, not as a user
+  prompt (``LoadedSession.plan_prompts``). The "Resumed session" line is shown once.
+- The ``/resume`` picker lists the project's other sessions that have a conversation (empty
+  launches are left out by ``agent.resume.list_sessions``).
 - ``start_watching(app)`` / ``stop_watching(app)``: ``session.start_watching`` with callbacks that
   post ``WatchEvent`` to the app from the watcher thread (a new git snapshot for the sidebar, and
   the external-change paths). The runtime calls back only with files that really changed outside
@@ -27,7 +31,7 @@ from textual.message import Message
 
 from agent.config import PermissionMode
 from agent.events import (
-    ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted,
+    ReasoningDelta, ReminderInjected, TextDelta, ToolCallFinished, ToolCallStarted,
 )
 
 if TYPE_CHECKING:
@@ -119,7 +123,8 @@ async def resume(app: "OpenCLIApp", ref: str = "") -> None:
 
 
 def open_picker(app: "OpenCLIApp") -> None:
-    """Push the session picker listing this project's other sessions; resume the one chosen."""
+    """Push the session picker listing this project's other sessions that have a conversation
+    (empty ones are left out); resume the one chosen."""
     from agent.resume import list_sessions
 
     from .screens.session_picker import SessionPickerScreen
@@ -161,18 +166,34 @@ async def show_resumed_at_start(app: "OpenCLIApp") -> None:
     from .widgets.blocks import NoticeBlock
     from .widgets.conversation import Conversation
 
-    if getattr(app.session, "resumed", None) is None:
+    resumed = getattr(app.session, "resumed", None)
+    if resumed is None:
         return
     await rebuild_conversation(app)
     conversation = app.main_screen.query_one(Conversation)
     for line in app._startup_notices():
-        await conversation.add(NoticeBlock(line, kind="warning" if app.is_embedded else "notice"))
+        if not shown_by_rebuild(app.session, line):
+            await conversation.add(NoticeBlock(line, kind="warning" if app.is_embedded else "notice"))
     conversation.scroll_end(animate=False)
+
+
+def shown_by_rebuild(session: Any, line: str) -> bool:
+    """True when the start-up notice ``line`` (``session.startup_notices()``) is already shown by
+    ``rebuild_conversation`` at the top of the resumed conversation: the "Resumed session ID (N
+    messages)." line and the warnings about skipped journal lines."""
+    resumed = getattr(session, "resumed", None)
+    if resumed is None:
+        return False
+    return (line.startswith(f"Resumed session {getattr(session, 'session_id', '')} (")
+            or line in (getattr(resumed, "warnings", None) or []))
 
 
 async def rebuild_conversation(app: "OpenCLIApp") -> None:
     """Clear the conversation pane and redraw the session's resumed messages as blocks (user
-    prompts, assistant text, reasoning, tool calls with their results)."""
+    prompts, assistant text, reasoning, tool calls with their results and reminder marks); the
+    message that started an approved plan becomes the live "Plan approved" notice."""
+    from agent.planner import approved_notice
+
     from .widgets.blocks import NoticeBlock, UserBlock, WelcomeBlock
     from .widgets.conversation import Conversation
     from .widgets.status_bar import StatusBar
@@ -200,11 +221,15 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     for warning in (resumed.warnings if resumed is not None else []):
         await conversation.add(NoticeBlock(warning, kind="warning"))
     undos = _undo_marks(resumed)
+    plan_prompts = getattr(resumed, "plan_prompts", None) or {}
     for index, message in enumerate(messages[hidden:], start=hidden):
         while undos and undos[0][0] <= index:  # an /undo made between these messages
             _forget_in_sidebar(handler, undos.pop(0)[1])
         role = getattr(message, "role", "")
-        if role == "user":
+        if role == "user" and getattr(message, "id", None) in plan_prompts:
+            await handler.end_streams()  # live, the approval showed this line, not the instruction
+            await conversation.add(NoticeBlock(approved_notice(plan_prompts[message.id])))
+        elif role == "user":
             await handler.end_streams()
             await conversation.add(UserBlock(message.content))
         elif role == "assistant":
@@ -216,6 +241,7 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
             for call in message.tool_calls:
                 await handler.handle(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
         elif role == "tool":
+            await _show_reminders(handler, resumed, message)
             await handler.handle(resumed_tool_result(resumed, message))
     await handler.end_streams()
     for _, lines in undos:
@@ -224,6 +250,20 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
         block.mark_cancelled()
     handler.tools.clear()
     conversation.scroll_end(animate=False)
+
+
+async def _show_reminders(handler: Any, resumed: Any, message: Any) -> None:
+    """Show the reminder marks journaled with the tool result ``message`` (``tool_details``
+    ``reminders``) under its call's block, as the live ``ReminderInjected`` events did."""
+    details_for = getattr(resumed, "details_for", None)
+    reminders = (details_for(message) if callable(details_for) else {}).get("reminders") or []
+    if not reminders:
+        return
+    block = handler.tools.get(message.tool_call_id)
+    if block is not None:
+        handler.last_tool = block  # the marks go under this call's block
+    for text in reminders:
+        await handler.handle(ReminderInjected(text=text))
 
 
 def _undo_marks(resumed: Any) -> list[tuple[int, list[str]]]:

@@ -1,0 +1,187 @@
+"""Resumed sessions, the core side: empty sessions (a launch where nothing was said) stay out of
+listings and ``--continue``; the plan-approval instruction and the reminders are recognisable
+from the journal (``LoadedSession.plan_prompts``, ``tool_details`` ``reminders``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent.config import Settings
+from agent.planner import Plan, PlanStep, approved_notice, plan_prompts_from_journal
+from agent.providers.scripted import ScriptedProvider
+from agent.resume import SessionNotFoundError, find_session, latest_session, list_sessions, load_session, session_info
+from agent.runtime import build_session
+from agent.session import SessionJournal, read_journal, sessions_dir, tool_details_from_record
+from tui.cli import main
+
+EDIT = {"name": "edit", "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    return root
+
+
+def new_session(ws: Path, replies=(), **kw):
+    return build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                         provider=ScriptedProvider(list(replies)), interactive=False, **kw)
+
+
+def session_with_turn(ws: Path, task: str, mtime: float | None = None) -> str:
+    """A closed session with one finished turn; returns its id."""
+    session = new_session(ws, [{"content": "ok"}])
+    session.run_turn(task, lambda event: None, threading.Event())
+    session.close()
+    if mtime is not None:
+        os.utime(session.journal_path, (mtime, mtime))
+    return session.session_id
+
+
+def empty_session(ws: Path, mtime: float | None = None, *, keep_open: bool = False):
+    """A launch where nothing was typed: the loop is built (its ``session`` record is journaled),
+    no message. Returns the session (still holding its lock when ``keep_open``)."""
+    session = new_session(ws)
+    session.prepare()
+    assert session.journal_path.is_file()
+    if not keep_open:
+        session.close()
+    if mtime is not None:
+        os.utime(session.journal_path, (mtime, mtime))
+    return session
+
+
+# ------------------------------------------------------------------------------ empty sessions
+def test_listings_and_latest_leave_empty_sessions_out(ws):
+    older = session_with_turn(ws, "fix add", mtime=1000)
+    empty = empty_session(ws, mtime=2000).session_id  # newer, but nothing was said in it
+
+    assert session_info(sessions_dir(ws) / f"{empty}.jsonl").empty
+    assert session_info(sessions_dir(ws) / f"{older}.jsonl").messages == 2  # the prompt and the reply
+    assert [i.id for i in list_sessions(ws)] == [older]
+    assert [i.id for i in list_sessions(ws, include_empty=True)] == [empty, older]
+    assert latest_session(ws).id == older
+    assert latest_session(ws, include_empty=True).id == empty
+    assert find_session(ws, "latest").stem == older
+    with pytest.raises(SessionNotFoundError) as error:  # the ids an error names are non-empty ones
+        find_session(ws, "nope")
+    assert older in str(error.value) and empty not in str(error.value)
+
+
+def test_an_explicit_id_of_an_empty_session_still_resumes(ws):
+    empty = empty_session(ws).session_id
+    with pytest.raises(SessionNotFoundError, match="no saved session with a conversation"):
+        find_session(ws, "latest")
+    resumed = new_session(ws, resume=empty)
+    assert resumed.session_id == empty and resumed.resumed.messages == []
+    resumed.close()
+
+
+def test_continue_skips_the_new_empty_session_another_window_holds(ws):
+    older = session_with_turn(ws, "fix add", mtime=1000)
+    other_window = empty_session(ws, keep_open=True)  # newest journal, locked by the other window
+    try:
+        resumed = new_session(ws, resume="latest")  # `--continue`: no "in use by another instance"
+        assert resumed.session_id == older
+        assert [m.content for m in resumed.resumed.messages] == ["fix add", "ok"]
+        resumed.close()
+    finally:
+        other_window.close()
+
+
+def test_a_torn_message_line_does_not_make_a_session_non_empty(ws):
+    empty = empty_session(ws)
+    with empty.journal_path.open("ab") as fh:  # a crash while the first prompt was written
+        fh.write(b'{"kind": "message", "message": {"role": "user", "content": "hal')
+    info = session_info(empty.journal_path)
+    assert info.messages == 0 and list_sessions(ws) == []
+
+
+def test_cli_listings_leave_empty_sessions_out(ws, capsys):
+    kept = session_with_turn(ws, "fix add", mtime=1000)
+    empty = empty_session(ws, mtime=2000).session_id
+    assert main(["run", "again", "--resume", "-C", str(ws)]) == 2  # run --resume without an id
+    err = capsys.readouterr().err
+    assert "recent sessions" in err and kept in err and empty not in err and "fix add" in err
+    code = main(["run", "again", "--resume", "nope", "-C", str(ws), "--model", "openai/gpt-4.1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no session 'nope'" in err and kept in err and empty not in err
+
+
+# ------------------------------------------------------------------------ plan approval prompt
+def test_the_approval_instruction_is_named_by_the_approved_record(ws):
+    session = new_session(ws, [{"content": "Done."}])
+    plan = Plan(title="Fix add", steps=[PlanStep(description="Read calc.add", files=["calc.py"]),
+                                        PlanStep(description="Fix the sign", files=["calc.py"]),
+                                        PlanStep(description="Run the tests")])
+    session.execute_plan(plan, lambda event: None, threading.Event())
+    session.close()
+
+    records = list(read_journal(session.journal_path))
+    [approved] = [r for r in records if r.get("kind") == "plan" and r.get("event") == "approved"]
+    user = [r["message"] for r in records if r.get("kind") == "message" and r["message"]["role"] == "user"]
+    assert len(user) == 1 and user[0]["content"].startswith("The user approved the plan below")
+    assert approved["message_id"] == user[0]["id"]  # recorded, not guessed from the text
+
+    loaded = load_session(session.journal_path)
+    assert list(loaded.plan_prompts) == [user[0]["id"]]
+    assert loaded.plan_prompts[user[0]["id"]].title == "Fix add"
+    assert approved_notice(loaded.plan_prompts[user[0]["id"]]) == (
+        "Plan approved: Fix add (3 steps). Carrying it out; the sidebar shows progress.")
+
+
+def test_older_journals_match_the_message_right_after_the_approved_record():
+    plan = Plan(title="P", steps=[PlanStep(description="one"), PlanStep(description="two")]).model_dump(mode="json")
+
+    def message(mid: str, role: str = "user") -> dict:
+        return {"kind": "message", "message": {"id": mid, "role": role, "content": "x"}}
+
+    records = [message("m1"), {"kind": "plan", "event": "proposed", "plan": plan}, message("m2", "assistant"),
+               {"kind": "plan", "event": "approved", "plan": plan}, message("m3"), message("m4"),
+               {"kind": "plan", "event": "approved", "plan": plan}, message("m5", "assistant"), message("m6"),
+               {"kind": "plan", "event": "approved", "plan": {"steps": "not a list"}}, message("m7")]
+    found = plan_prompts_from_journal(records)
+    assert list(found) == ["m3"]  # only the user message right after a valid approved record
+    assert found["m3"].title == "P"
+
+
+# ---------------------------------------------------------------------------------- reminders
+def test_reminders_are_journaled_with_their_tool_result(ws):
+    events = []
+    session = new_session(ws, [{"tool_calls": [EDIT]}, {"content": "Fixed."}])
+    session.run_turn("fix add", events.append, threading.Event())
+    session.close()
+    live = [e.text for e in events if e.type == "reminder_injected"]
+    assert live, "an edit triggers a reminder (the default rules)"
+
+    loaded = load_session(session.journal_path)
+    [result] = [m for m in loaded.messages if m.role == "tool"]
+    assert loaded.details_for(result)["reminders"] == live
+    assert all(f"[reminder: {text}]" in result.content for text in live)
+
+
+def test_reminder_details_are_read_only_when_well_formed():
+    base = {"kind": "tool_details", "message_id": "m", "tool_call_id": "c", "name": "edit"}
+    assert tool_details_from_record({**base, "reminders": ["a", "b"]}) == {"reminders": ["a", "b"]}
+    assert tool_details_from_record({**base, "reminders": ["a", 3]}) == {}
+    assert tool_details_from_record({**base, "reminders": "a"}) == {}
+    assert tool_details_from_record({**base, "reminders": []}) == {}
+
+
+def test_a_result_without_reminders_writes_no_reminders_field(tmp_path):
+    from agent.messages import ToolResultMessage
+
+    journal = SessionJournal(tmp_path / "s.jsonl")
+    result = ToolResultMessage(tool_call_id="c", name="bash", content="ok")
+    journal.append_tool_details(result, exit_code=0, reminders=[])
+    journal.append_tool_details(result, reminders=None)  # nothing to record: no line
+    journal.close()
+    lines = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert len(lines) == 1 and "reminders" not in lines[0] and lines[0]["exit_code"] == 0
