@@ -14,6 +14,7 @@ turn ends (one notice says so).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -176,11 +177,19 @@ class OpenCLIApp(App):
     def on_terminate_signal(self, signum: int) -> None:
         """SIGTERM or SIGHUP (``kill``, the terminal closed): kill the commands the bash tool is
         running with their process trees (they run in sessions of their own and would outlive
-        the app), then exit with return code 128 + ``signum`` as a shell reports it."""
+        the app), then end with 128 + ``signum`` as a shell reports it.
+
+        SIGTERM exits cleanly (the terminal is restored). After SIGHUP the terminal is gone: a
+        clean exit would wait forever on writes to it, so the signal's default action ends the
+        process at once, as it does for any program (journals are written line by line)."""
         self.runner.cancel()
         bash = sys.modules.get("agent.tools.bash")  # never imported: no command ever ran
         if bash is not None:
             bash.kill_running_commands()
+        if signum == signal.SIGHUP:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         self.exit(return_code=128 + signum)
 
     def _open_session(self) -> None:

@@ -126,7 +126,9 @@ def real_input_thread(app, monkeypatch: pytest.MonkeyPatch, typed_ahead: bytes =
 def test_typeahead_keys_turn_line_feeds_back_into_enter_outside_pastes() -> None:
     from tui.widgets.bracketed_paste import typeahead_keys
 
-    assert typeahead_keys("fix it\nand more\n") == "fix it\rand more\r"
+    assert typeahead_keys("fix it\n") == "fix it\r"
+    assert typeahead_keys("pasted\nlines\nhere") == "pasted\nlines\nhere"  # stays one prompt, unsent
+    assert typeahead_keys("two lines\nthen enter\n") == "two lines\nthen enter\r"
     assert typeahead_keys(f"go\n{PASTE_START}a\nb{PASTE_END}\n") == f"go\r{PASTE_START}a\nb{PASTE_END}\n"
     assert typeahead_keys("") == ""
 

@@ -132,20 +132,28 @@ class PasteSafeLinuxDriver(LinuxDriver):
         with selectors.SelectSelector() as selector:
             selector.register(self.fileno, selectors.EVENT_READ)
 
-            def read_ready(timeout_s: float, typed_ahead: bool = False) -> None:
+            def read_ready(timeout_s: float, typed_ahead: bool = False) -> bool:
+                """Read what is ready; False at end of input (the terminal is gone)."""
                 for _key, mask in selector.select(timeout_s):
                     if mask & selectors.EVENT_READ:
-                        data = decode(os.read(self.fileno, 4096))
+                        raw = os.read(self.fileno, 4096)
+                        if not raw:
+                            return False
+                        data = decode(raw)
                         if data:
                             self._post_all(parser.feed(typeahead_keys(data) if typed_ahead else data))
                 self._post_all(parser.tick())
+                return True
 
-            read_ready(0, typed_ahead=True)  # what was typed before the app took the terminal
-            while not self.exit_event.is_set():
-                read_ready(0.1)
+            # What was typed before the app took the terminal, then the input as it comes. At
+            # end of input the loop stops (reading on would return nothing at once, forever).
+            if read_ready(0, typed_ahead=True):
+                while not self.exit_event.is_set() and read_ready(0.1):
+                    pass
             # As the stock driver does: read what is still pending, so keys typed while the app
             # closes do not spill into the shell afterwards.
-            read_ready(0.1)
+            if self.exit_event.is_set():
+                read_ready(0.1)
             self._post_all(parser.feed(""))
 
     def _post_all(self, messages: Iterable[Message]) -> None:
@@ -159,12 +167,17 @@ def typeahead_keys(data: str) -> str:
     Until the driver switches the terminal to raw mode (the app is still starting), the
     terminal's line discipline turns Enter's carriage return into a line feed (ICRNL). Read
     afterwards, that line feed would be Ctrl+J, the prompt's new-line key, so a task typed ahead
-    with Enter would sit in the box instead of being sent. Returns ``data`` with each line feed
-    before the first bracketed paste turned back into a carriage return (Enter); a paste comes
-    only once the app runs, and its text stays as sent. A Ctrl+J typed in that instant is read
-    as Enter."""
+    with Enter would sit in the box instead of being sent. Text pasted in that instant arrives
+    the same way (bracketed paste is not on yet), its lines ending in line feeds too.
+
+    Returns ``data`` with the line feed that ends the typed-ahead text (before any bracketed
+    paste) turned back into a carriage return: a task typed and sent with Enter is sent once;
+    the line breaks inside stay new lines, so pasted lines stay one prompt instead of going to
+    the model one by one. (Two tasks typed ahead become one two-line prompt.)"""
     head, marker, rest = data.partition(PASTE_START)
-    return head.replace("\n", "\r") + marker + rest
+    if head.endswith("\n"):
+        head = head[:-1] + "\r"
+    return head + marker + rest
 
 
 def paste_safe_driver_class(base: type[Driver]) -> type[Driver]:
