@@ -344,3 +344,16 @@ def test_a_missing_opencli_config_is_a_notice_event(tmp_path, capsys, monkeypatc
     assert code == 0 and err == ""
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("OPENCLI_CONFIG" in n and str(missing) in n for n in notices), notices
+
+
+def test_ctrl_c_before_the_app_runs_ends_quietly_with_130(monkeypatch, tmp_path, capsys):
+    """Ctrl+C while the TUI is still loading raised KeyboardInterrupt through imports: a traceback."""
+    import tui.cli
+
+    def interrupted(_request):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tui.cli, "open_session", interrupted)
+    code = main(["run", "task", "-C", str(tmp_path), "--model", "openai/gpt-4.1"])
+    out, err = capsys.readouterr()
+    assert code == 130 and "Traceback" not in err and out == ""

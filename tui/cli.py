@@ -123,7 +123,18 @@ def _end_commands_on_signals() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point. Returns the process exit code (also passed to ``sys.exit`` by the script)."""
+    """Entry point. Returns the process exit code (also passed to ``sys.exit`` by the script).
+
+    Ctrl+C before the TUI takes the terminal (while settings load or modules import) ends the
+    program quietly with 130, as a shell reports SIGINT, instead of a traceback."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:
