@@ -50,7 +50,7 @@ class AgentSession:
 
     def __init__(self, workspace: Path, settings: Settings, provider: Provider, *,
                  interactive: bool, model: str | None = None, resumed: "LoadedSession | None" = None,
-                 journal: SessionJournal | None = None) -> None:
+                 journal: SessionJournal | None = None, permission_mode_given: bool = False) -> None:
         self.workspace = Path(workspace).resolve()
         self.settings = settings
         self.provider = provider
@@ -62,8 +62,9 @@ class AgentSession:
         self._restore_pending = resumed is not None
         #: Plan mode (True) or Act mode, as the UI last recorded it (restored on resume).
         self.plan_mode = False
+        self._mode_notices: list[str] = []
         if resumed is not None:
-            self._restore_modes(resumed.records)
+            self._restore_modes(resumed.records, keep_permission_mode=permission_mode_given)
         self._checkpoints: "Checkpoints | None" = None
         self._watcher: "FileWatcher | None" = None
         self.model_info: ModelInfo | None = None
@@ -225,10 +226,12 @@ class AgentSession:
         self.journal.append({"kind": "mode", "permission_mode": PermissionMode(self.settings.permission_mode).value,
                              "plan_mode": self.plan_mode, "time": time.time()})
 
-    def _restore_modes(self, records: list[dict]) -> None:
-        """Apply the last ``mode`` record of a resumed journal. The permission mode is restored
-        only when it is not looser than the one this run started with (a resume never grants
-        more than the command line or config did)."""
+    def _restore_modes(self, records: list[dict], *, keep_permission_mode: bool = False) -> None:
+        """Apply the last ``mode`` record of a resumed journal: Plan/Act always; the permission
+        mode only when it is not looser than the one this run started with (a resume never grants
+        more than the command line or config did) and ``keep_permission_mode`` is False (an
+        explicit ``--permission-mode`` on the resuming command wins). A restored permission mode
+        that differs from the launch's is said in ``startup_notices``."""
         from .config import _STRICTNESS
 
         modes = [r for r in records if r.get("kind") == "mode"]
@@ -240,8 +243,13 @@ class AgentSession:
             recorded = PermissionMode(last.get("permission_mode"))
         except ValueError:
             return
-        if _STRICTNESS[recorded] <= _STRICTNESS[PermissionMode(self.settings.permission_mode)]:
+        launched = PermissionMode(self.settings.permission_mode)
+        if keep_permission_mode or recorded == launched:
+            return
+        if _STRICTNESS[recorded] <= _STRICTNESS[launched]:
             self.settings.permission_mode = recorded
+            self._mode_notices.append(f"Permission mode {recorded.value} restored from the session (this run "
+                                      f"started with {launched.value}; Ctrl+R changes it).")
 
     # ------------------------------------------------------------------- journal, undo, watch
     @property
@@ -354,8 +362,9 @@ class AgentSession:
         resumed journal that were skipped)."""
         notices = []
         if self.resumed is not None:
-            notices.append(f"Resumed session {self.session_id} ({len(self.resumed.messages)} messages).")
-            notices += self.resumed.warnings
+            count = len(self.resumed.messages)
+            notices.append(f"Resumed session {self.session_id} ({count} message{'' if count == 1 else 's'}).")
+            notices += self.resumed.warnings + self._mode_notices
         if not self.is_embedded:
             return notices
         from .providers.embedded import embedded_available
@@ -411,7 +420,7 @@ def _scripted_info(model: str) -> ModelInfo:
 def build_session(workspace: Path, settings: Settings, *, provider: Provider | None = None,
                   replay: Path | None = None, replay_log: Path | None = None,
                   interactive: bool = True, resume: "str | Literal['latest'] | None" = None,
-                  model: str | None = None) -> AgentSession:
+                  model: str | None = None, permission_mode_given: bool = False) -> AgentSession:
     """Return an ``AgentSession`` for ``workspace``.
 
     Provider choice: ``provider`` if given; else a ``ScriptedProvider`` from the ``replay`` file
@@ -420,7 +429,8 @@ def build_session(workspace: Path, settings: Settings, *, provider: Provider | N
 
     ``resume``: a session id (or unique prefix) or ``"latest"`` continues that session of this
     project: same id and journal file (locked now), conversation and plan restored by
-    ``prepare()``, model restored unless ``model`` (the ``--model`` flag) is given. Raises
+    ``prepare()``, model restored unless ``model`` (the ``--model`` flag) is given, permission
+    mode restored (never looser) unless ``permission_mode_given`` (the flag was given). Raises
     ``resume.SessionNotFoundError`` (unknown id, no session) and ``session.SessionLockedError``
     (another instance has the session open); ``OSError`` if the journal cannot be read.
     """
@@ -444,4 +454,4 @@ def build_session(workspace: Path, settings: Settings, *, provider: Provider | N
 
             provider = LiteLLMProvider(timeout_s=settings.request_timeout)
     return AgentSession(workspace, settings, provider, interactive=interactive, model=model, resumed=resumed,
-                        journal=journal)
+                        journal=journal, permission_mode_given=permission_mode_given)

@@ -216,7 +216,8 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     resumed = getattr(session, "resumed", None)
     messages = list(resumed.messages) if resumed is not None else []
     hidden = max(0, len(messages) - MAX_REBUILT_MESSAGES)
-    await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({len(messages)} messages"
+    count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
+    await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count}"
                                        + (f"; the first {hidden} are not shown)" if hidden else ")")))
     for warning in (resumed.warnings if resumed is not None else []):
         await conversation.add(NoticeBlock(warning, kind="warning"))

@@ -63,7 +63,8 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
         settings = load_settings(request.workspace, flags, notices)
         session = build_session(request.workspace, settings, replay=request.replay,
                                 replay_log=request.replay_log, interactive=request.interactive,
-                                resume=request.resume, model=request.model)
+                                resume=request.resume, model=request.model,
+                                permission_mode_given=request.flags.get("permission_mode") is not None)
     except (ConfigError, ReplayError, SessionNotFoundError, SessionLockedError) as exc:
         raise StartupError(f"opencli-tui: error: {exc}") from exc
     except OSError as exc:

@@ -331,3 +331,25 @@ def test_resume_restores_modes_but_never_loosens_permissions(tmp_path):
                           provider=ScriptedProvider([]), interactive=False, resume="latest")
     assert again.settings.permission_mode.value == "ask" and again.plan_mode is True
     again.close()
+
+
+def test_an_explicit_permission_mode_on_resume_wins_and_a_restored_one_is_said(tmp_path):
+    ws = workspace(tmp_path)
+    first = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="ask"),
+                          provider=ScriptedProvider([{"content": "hi"}]), interactive=False)
+    run(first, "hello")
+    first.set_permission_mode("read-only")
+    first.close()
+    # From config / default: the stricter recorded mode comes back, and a notice says so.
+    restored = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                             provider=ScriptedProvider([]), interactive=False, resume="latest")
+    assert restored.settings.permission_mode.value == "read-only"
+    assert any("read-only restored" in n and "full-auto" in n for n in restored.startup_notices())
+    restored.close()
+    # --permission-mode full-auto on the resuming command: the user's explicit choice wins.
+    explicit = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                             provider=ScriptedProvider([]), interactive=False, resume="latest",
+                             permission_mode_given=True)
+    assert explicit.settings.permission_mode.value == "full-auto"
+    assert not any("restored" in n for n in explicit.startup_notices())
+    explicit.close()
