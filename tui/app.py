@@ -14,9 +14,7 @@ turn ends (one notice says so).
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -29,6 +27,7 @@ from textual.lazy import Lazy
 from textual.screen import Screen
 
 from .bridge import AgentEventMessage, AgentRunner, SessionOpened, SessionPrepared, TurnEnded
+from .signals import TERMINATING_SIGNALS, end_running_commands, take_default_action
 from .theme_loader import (
     DEFAULT_DARK, THEME_VARIABLE_DEFAULTS, THEMES_DIR, counterpart, first_frame_theme, load_themes,
 )
@@ -158,7 +157,7 @@ class OpenCLIApp(App):
     async def on_mount(self) -> None:
         self._last_input = time.monotonic()
         if not self.is_headless:  # a real terminal: see on_terminate_signal
-            for signum in (signal.SIGTERM, signal.SIGHUP):
+            for signum in TERMINATING_SIGNALS:
                 asyncio.get_running_loop().add_signal_handler(signum, self.on_terminate_signal, signum)
         self.set_interval(5.0, self._idle_collect)
         status = self.main_screen.query_one(StatusBar)
@@ -183,12 +182,9 @@ class OpenCLIApp(App):
         clean exit would wait forever on writes to it, so the signal's default action ends the
         process at once, as it does for any program (journals are written line by line)."""
         self.runner.cancel()
-        bash = sys.modules.get("agent.tools.bash")  # never imported: no command ever ran
-        if bash is not None:
-            bash.kill_running_commands()
+        end_running_commands()
         if signum == signal.SIGHUP:
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
+            take_default_action(signum)
             return
         self.exit(return_code=128 + signum)
 

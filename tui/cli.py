@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from .signals import install_headless_handlers
 from .startup import SessionRequest, StartupError, open_session
 
 EXIT_USAGE = 2
@@ -106,22 +106,6 @@ def _resume_target(args: argparse.Namespace, workspace: Path) -> tuple[str | Non
                   "recent sessions:\n" + listing)
 
 
-def _end_commands_on_signals() -> None:
-    """Headless: on SIGTERM or SIGHUP (``kill``, a closed terminal) first kill the commands the
-    bash tool is running (they run in sessions of their own and would outlive us), then take the
-    signal's default action. The TUI does the same from its event loop (``OpenCLIApp``)."""
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        bash = sys.modules.get("agent.tools.bash")  # never imported: no command ever ran
-        if bash is not None:
-            bash.kill_running_commands()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, on_signal)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point. Returns the process exit code (also passed to ``sys.exit`` by the script).
 
@@ -172,7 +156,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return EXIT_USAGE
         from .headless import run_headless
 
-        _end_commands_on_signals()
+        install_headless_handlers()
         try:
             return run_headless(session, args.task, output_format=args.output_format, notices=notices,
                                 plan=args.plan, execute_plan=args.yes)
