@@ -51,9 +51,14 @@ class PermissionMode(str, Enum):
     READ_ONLY = "read-only"
 
 
-#: Strictness order used when a project file tries to set the permission mode.
+#: Strictness order used when a project file or a resumed session tries to set the permission mode.
 _STRICTNESS = {PermissionMode.READ_ONLY: 0, PermissionMode.ASK: 1, PermissionMode.AUTO_EDIT: 2,
                PermissionMode.FULL_AUTO: 3}
+
+
+def is_looser(mode: PermissionMode, than: PermissionMode) -> bool:
+    """True when ``mode`` lets more tool calls run without asking than ``than`` does."""
+    return _STRICTNESS[mode] > _STRICTNESS[than]
 
 
 class CompactionSettings(BaseModel):
@@ -251,7 +256,7 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
             current = PermissionMode(user.get("permission_mode", PermissionMode.ASK.value))
         except ValueError:
             return project  # validation reports the bad value with its name
-        if _STRICTNESS[wanted] > _STRICTNESS[current]:
+        if is_looser(wanted, current):
             project.pop("permission_mode")
             notices.append(f".opencli.toml may not loosen permission_mode to {wanted.value}; ignored.")
     return project

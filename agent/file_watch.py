@@ -44,18 +44,10 @@ def find_git_dir(start: Path) -> Path | None:
 
 
 def stamped_paths(stamps, root: Path) -> list[Path]:
-    """Absolute paths of the files a ``reminders.ReadFileStamps`` remembers (relative ones are
-    taken from ``root``). Uses its public ``paths()`` when it has one."""
-    getter = getattr(stamps, "paths", None)
-    for _ in range(3):
-        try:
-            raw = list(getter()) if callable(getter) else [p for p, _stamp in list(stamps._stamps.values())]
-            break
-        except RuntimeError:  # changed size while being copied by another thread
-            continue
-    else:
-        return []
-    return [(Path(root) / p) if not Path(p).is_absolute() else Path(p) for p in raw]
+    """Absolute paths of the files a ``reminders.ReadFileStamps`` remembers (``stamps.paths()``;
+    relative ones are taken from ``root``). Call it under the owner's lock when another thread
+    may change the stamps meanwhile (``Agent.stamps_lock``)."""
+    return [(Path(root) / p) if not Path(p).is_absolute() else Path(p) for p in stamps.paths()]
 
 
 class FileWatcher:

@@ -424,7 +424,10 @@ class Agent:
     def _offered_schemas(self) -> list[dict]:
         """Schemas of the tools offered this turn: all, or those of ``config.allowed_capabilities``."""
         allowed = self.config.allowed_capabilities
-        return [t.schema() for t in self.registry.tools() if allowed is None or t.capability in allowed]
+        schemas = self.registry.schemas()  # built once per registry
+        if allowed is None:
+            return schemas
+        return [schema for tool, schema in zip(self.registry.tools(), schemas) if tool.capability in allowed]
 
     def _capability_refusal(self, name: str, tool) -> str:
         """The error text for a call the turn's capability restriction forbids, else ``""``."""

@@ -249,6 +249,11 @@ class ReadFileStamps:
             return None
         return _Stamp(st.st_mtime_ns, st.st_size, st.st_ino)
 
+    def paths(self) -> list[str]:
+        """The paths remembered, as given to ``note`` (the caller holds ``Agent.stamps_lock``
+        when another thread may note or forget at the same time)."""
+        return [path for path, _stamp in self._stamps.values()]
+
     def note(self, path: str) -> None:
         """Record the current state of ``path`` as known to the agent. Folders and missing paths
         are not watched (a folder's mtime changes whenever a file in it is added)."""

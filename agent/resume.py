@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .session import read_journal, sessions_dir, tool_details_from_record
+from .session import message_from_record, read_journal, sessions_dir, tool_details_from_record
 
 if TYPE_CHECKING:
     from .messages import Message
@@ -190,7 +190,6 @@ def load_session(path: Path) -> LoadedSession:
     """Read a journal back: messages, active plan, latest model, session grants, tool result
     details, plan-approval prompts, all records, warnings for skipped lines. Raises ``OSError``
     when the file cannot be read. Malformed grant or details records are ignored (never applied)."""
-    from .messages import message_from_dict
     from .permission_rules import SessionGrant
     from .planner import plan_from_journal, plan_prompts_from_journal
 
@@ -204,10 +203,9 @@ def load_session(path: Path) -> LoadedSession:
     for record in records:
         kind = record.get("kind")
         if kind == "message":
-            try:
-                messages.append(message_from_dict(record["message"]))
-            except (KeyError, TypeError, ValueError) as exc:
-                warnings.append(f"{path}: a message record is invalid ({type(exc).__name__}); skipped")
+            message = message_from_record(record, path, warnings)
+            if message is not None:
+                messages.append(message)
         elif kind == "session" and record.get("model"):
             model = str(record["model"])
         elif kind == "permission_grant":

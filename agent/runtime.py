@@ -203,7 +203,7 @@ class AgentSession:
 
             rules = PermissionRules.from_settings(self.settings)
             if self.resumed is not None:
-                rules.restore(getattr(self.resumed, "grants", ()))
+                rules.restore(self.resumed.grants)
             rules.on_grant = lambda grant: self.journal.append({**grant.to_record(), "time": time.time()})
             self._permission_rules = rules
         return self._permission_rules
@@ -232,7 +232,7 @@ class AgentSession:
         more than the command line or config did) and ``keep_permission_mode`` is False (an
         explicit ``--permission-mode`` on the resuming command wins). A restored permission mode
         that differs from the launch's is said in ``startup_notices``."""
-        from .config import _STRICTNESS
+        from .config import is_looser
 
         modes = [r for r in records if r.get("kind") == "mode"]
         if not modes:
@@ -246,7 +246,7 @@ class AgentSession:
         launched = PermissionMode(self.settings.permission_mode)
         if keep_permission_mode or recorded == launched:
             return
-        if _STRICTNESS[recorded] <= _STRICTNESS[launched]:
+        if not is_looser(recorded, launched):
             self.settings.permission_mode = recorded
             self._mode_notices.append(f"Permission mode {recorded.value} restored from the session (this run "
                                       f"started with {launched.value}; Ctrl+R changes it).")
@@ -297,9 +297,12 @@ class AgentSession:
             if changed and on_files_changed is not None:
                 on_files_changed(changed)
 
-        def watched() -> list[Path]:
+        def watched() -> list[Path]:  # called from the watcher thread
             agent = self.agent
-            return stamped_paths(agent.file_stamps, self.workspace) if agent is not None else []
+            if agent is None:
+                return []
+            with agent.stamps_lock:
+                return stamped_paths(agent.file_stamps, self.workspace)
 
         self._watcher = FileWatcher(watched, on_files_changed=files_changed, on_git_changed=on_git_changed,
                                     git_dir=find_git_dir(self.workspace))

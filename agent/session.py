@@ -37,8 +37,6 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from pydantic import ValidationError
-
 from .config import user_data_dir
 from .messages import Message, message_from_dict
 
@@ -253,15 +251,18 @@ def _glued_record(line: str) -> dict[str, Any] | None:
     return None
 
 
+def message_from_record(record: dict[str, Any], path: Path, warnings: list[str] | None = None) -> Message | None:
+    """The ``Message`` of a journal ``{"kind": "message"}`` record, or None (with a warning naming
+    ``path`` appended to ``warnings``) when the record is invalid."""
+    try:
+        return message_from_dict(record["message"])
+    except (KeyError, TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        if warnings is not None:
+            warnings.append(f"{path}: a message record is invalid ({type(exc).__name__}); skipped")
+        return None
+
+
 def load_messages(path: Path, warnings: list[str] | None = None) -> list[Message]:
     """Return the conversation records of a journal in order (invalid records skipped with a warning)."""
-    out: list[Message] = []
-    for record in read_journal(path, warnings):
-        if record.get("kind") != "message":
-            continue
-        try:
-            out.append(message_from_dict(record["message"]))
-        except (KeyError, ValidationError) as exc:
-            if warnings is not None:
-                warnings.append(f"{path}: a message record is invalid ({type(exc).__name__}); skipped")
-    return out
+    found = (message_from_record(r, path, warnings) for r in read_journal(path, warnings) if r.get("kind") == "message")
+    return [message for message in found if message is not None]
