@@ -152,12 +152,16 @@ class PlanModeController:
         self.app.main_screen.query_one(StatusBar).mode = self.mode
 
     def set_active(self, active: bool) -> None:
-        """Enter (True) or leave Plan mode (journaled with the session, so a resume restores it)."""
-        changed = active != self.active
+        """Enter (True) or leave Plan mode (journaled with the session, so a resume restores it).
+
+        Journaled when it differs from what the session holds (not from this controller's flag):
+        so ``--plan`` and a toggle made while the session was opening are recorded once it is
+        open, and a mode just restored from the journal is not written again."""
+        session = self.app.session
         self.active = active
         self.sync_status()
-        record = getattr(self.app.session, "record_modes", None)
-        if changed and record is not None:
+        record = getattr(session, "record_modes", None)
+        if record is not None and active != bool(getattr(session, "plan_mode", False)):
             record(plan_mode=active)
         if active:
             self.hide_hint()

@@ -231,3 +231,20 @@ async def test_prompt_history_reaches_earlier_sessions_of_the_project(make_app, 
         await pilot.press("up")
         assert app.query_one(PromptInput).text == "first task with [redacted MY_SERVICE_TOKEN]"
     app.session.close()
+
+
+async def test_plan_mode_from_the_command_line_is_journaled_once_the_session_opens(workspace, ui) -> None:
+    """`opencli-tui --plan`: the session opens after the first frame; its journal must still say
+    Plan mode, so a resume starts in it."""
+    from agent.session import read_journal
+
+    start, gate, _ = _gated_start(workspace, [])
+    gate.set()
+    app = OpenCLIApp(start=start, start_in_plan_mode=True, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        await pilot.pause()
+        assert app.plan_mode.active and app.session.plan_mode
+        modes = [r for r in read_journal(app.session.journal_path) if r.get("kind") == "mode"]
+        assert [r["plan_mode"] for r in modes] == [True]
+    app.session.close()
