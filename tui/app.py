@@ -254,13 +254,15 @@ class OpenCLIApp(App):
             history = self.main_screen.query_one(PromptInput).prompt_history
             history.entries[:0] = load_history(Path(workspace), history.limit)
             del history.entries[: -history.limit]
-        await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
-        for line in self._startup_notices():
-            await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
         if getattr(self.session, "resumed", None) is not None:  # --continue / --resume ID
             from .session_commands import show_resumed_at_start
 
-            await show_resumed_at_start(self)  # redraws from session.resumed (set by build_session)
+            # Draws the welcome block, the resumed conversation and the notices itself.
+            await show_resumed_at_start(self)
+        else:
+            await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
+            for line in self._startup_notices():
+                await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
         self.call_after_refresh(self.runner.prepare)
         if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id
             from .session_commands import open_picker
