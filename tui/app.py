@@ -443,10 +443,7 @@ class OpenCLIApp(App):
 
             await self.main_screen.query_one(Conversation).add(ErrorBlock(f"The agent stopped on an internal error: {message.error}"))
         if self.handler.turn_finished is None:  # the loop did not report its end: close what is open
-            await self.handler.end_streams()
-            for block in self.handler.tools.values():
-                block.mark_cancelled()
-            self.handler.tools.clear()
+            await self.handler.close_open_blocks()
         self.runner.turn_ended()
         self.main_screen.query_one(StatusBar).activity = ""
         await self.plan_mode.turn_ended(message)  # a planning pass ended: open the plan screen

@@ -144,7 +144,9 @@ class DeltaCoalescer:
         from agent.events import ReasoningDelta, TextDelta
 
         self._delta_types = (TextDelta, ReasoningDelta)
-        self._pending: list[TextDelta | ReasoningDelta] = []
+        # Runs of same-kind deltas as (event type, text pieces); joined into one event per run
+        # only when flushed (no new event and no string copy per delta).
+        self._pending: list[tuple[type, list[str]]] = []
         self._oldest: float | None = None
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -153,11 +155,10 @@ class DeltaCoalescer:
         """Accept one event: deltas are buffered, anything else flushes the buffer then posts."""
         with self._lock:
             if isinstance(event, self._delta_types):
-                if self._pending and type(self._pending[-1]) is type(event):
-                    last = self._pending[-1]
-                    self._pending[-1] = type(last)(text=last.text + event.text)
+                if self._pending and self._pending[-1][0] is type(event):
+                    self._pending[-1][1].append(event.text)
                 else:
-                    self._pending.append(event)
+                    self._pending.append((type(event), [event.text]))
                 if self._oldest is None:
                     self._oldest = self._clock()
                 elif self._clock() - self._oldest >= self._interval:
@@ -175,8 +176,8 @@ class DeltaCoalescer:
 
     def _flush_locked(self) -> None:
         pending, self._pending, self._oldest = self._pending, [], None
-        for event in pending:
-            self._post(event)
+        for kind, pieces in pending:
+            self._post(kind(text="".join(pieces)))
 
     def start(self) -> None:
         """Start the ticker thread that flushes stale deltas every interval."""
@@ -303,9 +304,7 @@ class AgentRunner:
         error: str | None = None
         value: Any = None
         try:
-            while not self._prepared.wait(0.05):
-                if cancel.is_set():
-                    break
+            self._wait_prepared(cancel)
             if run is None:
                 result = self.session.run_turn(prompt, coalescer.add, cancel)
             else:
@@ -317,6 +316,13 @@ class AgentRunner:
             coalescer.stop()
         self.app.post_message(TurnEnded(result, error, value))
 
+    def _wait_prepared(self, cancel: threading.Event) -> None:
+        """Block until the session's pending operations (prepare, set_model, clear) are done, or
+        until ``cancel`` is set (checked every 50 ms)."""
+        while not self._prepared.wait(0.05):
+            if cancel.is_set():
+                return
+
     def start_job(self, job: Callable[[Any, threading.Event], Any], name: str = "agent-job") -> bool:
         """Run ``job(emit, cancel)`` (e.g. ``/compact``: ``agent.compact``) in a thread worker like a
         turn: prompts typed meanwhile are queued, Esc cancels it, its events reach the UI in order
@@ -326,9 +332,7 @@ class AgentRunner:
     def _job_work(self, job: Callable[[Any, threading.Event], Any], cancel: threading.Event) -> None:
         error: str | None = None
         try:
-            while not self._prepared.wait(0.05):
-                if cancel.is_set():
-                    break
+            self._wait_prepared(cancel)
             if not cancel.is_set():
                 job(self._post_event, cancel)
         except Exception as exc:  # noqa: BLE001 - a core bug must not kill the UI

@@ -264,12 +264,17 @@ class EventHandler:
         self.status.context_approximate = event.approximate
         self.status.used_tokens = event.used_tokens
 
-    async def _on_turn_finished(self, event: TurnFinished) -> None:
-        self.turn_finished = event
+    async def close_open_blocks(self) -> None:
+        """End the streamed text and reasoning blocks, and mark every tool block still waiting
+        for its result as cancelled (a turn that ended, or a resumed journal that stops there)."""
         await self.end_streams()
         for block in self.tools.values():
             block.mark_cancelled()
         self.tools.clear()
+
+    async def _on_turn_finished(self, event: TurnFinished) -> None:
+        self.turn_finished = event
+        await self.close_open_blocks()
         if event.stop_reason in CONTINUABLE_STOPS:
             await self._add_stop_panel(event)
         elif event.stop_reason != "done":

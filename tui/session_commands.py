@@ -244,12 +244,9 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
         elif role == "tool":
             await _show_reminders(handler, resumed, message)
             await handler.handle(resumed_tool_result(resumed, message))
-    await handler.end_streams()
     for _, lines in undos:
         _forget_in_sidebar(handler, lines)
-    for block in handler.tools.values():  # calls without a saved result (the session stopped there)
-        block.mark_cancelled()
-    handler.tools.clear()
+    await handler.close_open_blocks()  # calls without a saved result: the session stopped there
     conversation.scroll_end(animate=False)
 
 

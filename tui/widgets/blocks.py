@@ -1,5 +1,5 @@
 """Conversation blocks other than tool calls: user message, assistant markdown, reasoning,
-one-line notices, errors, the stop reason of a turn, and the plan checklist.
+one-line notices, errors, the stop reason of a turn, and the welcome block.
 
 Every text that comes from the user, the model or a tool is shown without markup parsing.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Iterable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -347,29 +346,6 @@ class StopBlock(Static):
             text += f": {detail}"
         super().__init__(Text(text), markup=False, classes=f"block line stop stop-{reason}")
         self.reason = reason
-
-
-_PLAN_MARK = {"pending": "☐", "in_progress": "▶", "done": "☑", "skipped": "⊘"}
-
-
-class PlanBlock(Static):
-    """The plan checklist, one line per step (rendered simply for now)."""
-
-    DEFAULT_CSS = """
-    PlanBlock {
-        margin: 1 0 0 0;
-        padding: 0 1;
-        border-left: outer $secondary;
-    }
-    """
-
-    def __init__(self, steps: Iterable[object]) -> None:
-        text = Text("Plan\n", style="bold")
-        for step in steps:
-            status = getattr(step, "status", "pending")
-            text.append(f"  {_PLAN_MARK.get(status, '☐')} {getattr(step, 'text', step)}\n")
-        text.rstrip()
-        super().__init__(text, markup=False, classes="block plan")
 
 
 class WelcomeBlock(Static):

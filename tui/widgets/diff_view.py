@@ -48,14 +48,11 @@ def diff_to_text(diff: str, colours: dict[str, str], max_lines: int = MAX_DIFF_L
 
 
 def diff_stats(diff: str) -> tuple[int, int]:
-    """Return ``(added, removed)`` line counts of a unified diff (headers not counted)."""
-    added = removed = 0
-    for line in diff.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            added += 1
-        elif line.startswith("-") and not line.startswith("---"):
-            removed += 1
-    return added, removed
+    """Return ``(added, removed)`` line counts of a unified diff, as the edit tools count them
+    (``agent.tools.diffs.diff_counts``: lines inside hunks; a removed ``-- comment`` counts)."""
+    from agent.tools.diffs import diff_counts
+
+    return diff_counts(diff)
 
 
 class DiffView(Widget):

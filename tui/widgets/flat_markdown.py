@@ -103,19 +103,21 @@ class FlatMarkdownView(Widget):
     def __init__(self, markdown: str, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self.markdown = markdown
-        self._cache: tuple[int, str, Text] | None = None
+        self._cache: tuple[int, str, Text, int] | None = None  # width, theme, text, line count
 
-    def _rendered(self, width: int) -> Text:
+    def _rendered_lines(self, width: int) -> tuple[Text, int]:
         theme = self.app.current_theme
         key = theme.name
         if self._cache is None or self._cache[0] != width or self._cache[1] != key:
-            self._cache = (width, key, render_markdown(self.markdown, width, theme_colours(theme), theme.dark))
-        return self._cache[2]
+            text = render_markdown(self.markdown, width, theme_colours(theme), theme.dark)
+            self._cache = (width, key, text, text.plain.count("\n") + 1)
+        return self._cache[2], self._cache[3]
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        """Height in lines of the document drawn at ``width``."""
-        return len(self._rendered(width).plain.split("\n"))
+        """Height in lines of the document drawn at ``width`` (counted once per width and theme:
+        layout asks on every pass)."""
+        return self._rendered_lines(width)[1]
 
     def render(self) -> Text:
         """The cached lines for the current width."""
-        return self._rendered(self.content_region.width or self.size.width)
+        return self._rendered_lines(self.content_region.width or self.size.width)[0]
