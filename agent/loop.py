@@ -112,7 +112,7 @@ class Agent:
         self._journal_error_reported = False
         self._end_turn = False  # set when a tool result asks to end the turn (metadata "end_turn")
         self._approval_wait_s = 0.0
-        self.budget = ContextBudget(model)
+        self.budget = ContextBudget(model, include_reasoning=config.send_reasoning_back)  # counted as sent
         self._sent_count = 0
         # --- context compaction: the view the model sees (agent/context/compactor.py) ---
         self.compactor = Compactor(self)

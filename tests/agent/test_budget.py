@@ -265,3 +265,16 @@ def test_a_failing_counter_falls_back_to_characters():
 
     budget = ContextBudget("openai/gpt-4.1", text_counter=broken)
     assert budget.message_tokens(UserMessage(content="x" * 400)) == 100 + 4
+
+
+def test_the_loop_counts_reasoning_when_it_is_sent_back(tmp_path):
+    """DeepSeek gets its reasoning back in every request: the budget must count it too."""
+    from agent.config import Settings
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime import build_session
+
+    for model, counted in (("deepseek/deepseek-reasoner", True), ("openai/gpt-4.1", False)):
+        session = build_session(tmp_path, Settings(model=model), provider=ScriptedProvider([]), interactive=False)
+        session.prepare()
+        assert session.agent.budget.include_reasoning is counted
+        session.close()
