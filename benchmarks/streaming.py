@@ -1,10 +1,15 @@
 """Streaming a 20 KB reply in 1-token chunks through the real app, headless.
 
 A paced provider yields about 4 characters per chunk at a fixed rate (default 200 chunks/s, the
-goal) into a running ``OpenCLIApp``; a 10 ms interval timer on the UI records the largest gap
-between its ticks (an event-loop stall). Printed: chunks/s delivered, chunks/s the UI kept up with
-(all text rendered when the stream ended, plus the lag to catch up), the largest stall and the
-99th-percentile gap (goal: keeps up with 200 chunks/s, no stall over 50 ms).
+goal) into a running ``OpenCLIApp``. Printed: chunks/s delivered, chunks/s the UI kept up with
+(all text rendered when the stream ended, plus the lag to catch up), and event-loop stalls
+(goal: keeps up with 200 chunks/s, no stall over 50 ms).
+
+A stall is measured as event-loop lag: a plain asyncio callback re-arms itself every 5 ms and
+records how late it ran; the largest lateness is the longest time the loop could not serve a
+callback that was due (Node's ``monitorEventLoopDelay`` measures the same). The largest gap
+between ticks of a 10 ms Textual timer is printed as well; it overstates a stall by up to one
+interval plus the timer's own catch-up (a Textual timer that is late skips to its next slot).
 
 Usage: python benchmarks/streaming.py [CHUNKS_PER_SECOND]
 """
@@ -69,26 +74,41 @@ async def main(rate: float) -> None:
         session = build_session(Path(ws), Settings(model="openai/gpt-4.1"), provider=provider)
         app = OpenCLIApp(session=session, watch_themes=False)
         ticks: list[float] = []
+        lateness: list[tuple[float, float]] = []  # (when due, seconds late)
+        loop = asyncio.get_running_loop()
+        measuring = True
+
+        def probe(due: float) -> None:
+            now = time.perf_counter()
+            lateness.append((due, now - due))
+            if measuring:
+                loop.call_at(loop.time() + 0.005, probe, now + 0.005)
+
         async with app.run_test(size=(120, 36)) as pilot:
             await pilot.pause(0.5)
             app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
+            loop.call_at(loop.time() + 0.005, probe, time.perf_counter() + 0.005)
             await app.send_prompt("stream please")
             while not provider.ended:
                 await asyncio.sleep(0.05)
             while app.runner.running:
                 await asyncio.sleep(0.005)
             caught_up = time.perf_counter()
+            measuring = False
             await pilot.pause(0.2)
     during = [t for t in ticks if provider.started <= t <= caught_up]
     gaps = [b - a for a, b in zip(during, during[1:])]
+    lags = sorted(late for due, late in lateness if provider.started <= due <= caught_up)
     duration = provider.ended - provider.started
     lag = caught_up - provider.ended
     n = len(provider.chunks)
     print(f"reply            : {len(text)} chars in {n} chunks")
     print(f"delivered        : {n / duration:7.1f} chunks/s (target {rate:.0f})")
     print(f"UI kept up with  : {n / (caught_up - provider.started):7.1f} chunks/s (lag after stream end {lag * 1000:.0f} ms)")
-    print(f"largest stall    : {max(gaps) * 1000:7.1f} ms (goal < 50 ms)")
-    print(f"p99 tick gap     : {statistics.quantiles(gaps, n=100)[98] * 1000:7.1f} ms (timer 10 ms)")
+    print(f"largest stall    : {lags[-1] * 1000:7.1f} ms event-loop lag (goal < 50 ms); "
+          f"p99 {statistics.quantiles(lags, n=100)[98] * 1000:.1f} ms, median {statistics.median(lags) * 1000:.1f} ms")
+    print(f"10 ms timer      : largest gap between ticks {max(gaps) * 1000:.1f} ms, "
+          f"p99 {statistics.quantiles(gaps, n=100)[98] * 1000:.1f} ms")
 
 
 if __name__ == "__main__":
