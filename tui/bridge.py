@@ -242,8 +242,15 @@ class AgentRunner:
 
     # -- prepare and other session operations ------------------------------------------------
     def prepare(self) -> None:
-        """Run ``session.prepare()`` in a thread worker; posts ``SessionPrepared`` when done."""
-        self.run_session_op(self.session.prepare)
+        """Run ``session.prepare()`` in a thread worker, then warm up the markdown renderer (its
+        imports would otherwise stall the first reply); posts ``SessionPrepared`` when done."""
+        def prepare_and_warm_up() -> None:
+            self.session.prepare()
+            from .widgets.flat_markdown import warm_up  # imported here, off the event loop
+
+            warm_up()
+
+        self.run_session_op(prepare_and_warm_up)
 
     def run_session_op(self, operation: Callable[[], Any]) -> None:
         """Run a slow session operation (prepare, set_model, clear) in a thread worker.

@@ -47,11 +47,9 @@ if TYPE_CHECKING:
 
 
 #: An assistant block longer than this (characters) continues in a new block at the next
-#: paragraph break outside a code fence.
+#: paragraph break outside a code fence: a streaming block is rendered again on each redraw, so
+#: its size bounds the cost of one redraw.
 SPLIT_AT_CHARS = 1000
-#: Finished assistant blocks kept as live markdown widgets; older ones are flattened to one
-#: widget each (the layout of a long conversation then stays cheap).
-KEEP_LIVE_BLOCKS = 2
 
 
 def _inside_fence(markdown: str) -> bool:
@@ -100,7 +98,6 @@ class EventHandler:
         self.guard: GuardTriggered | None = None
         self.stop_panel: "StopPanel | None" = None
         self._reminder_anchor: dict[int, Widget] = {}
-        self._finished: list[AssistantBlock] = []
         self._continuing = False
         self._handlers: dict[type, Callable[[Any], Any]] | None = None  # built on the first event
 
@@ -145,20 +142,16 @@ class EventHandler:
         self.guard = None
         self.stop_panel = None
         self._reminder_anchor.clear()
-        self._finished.clear()
         if self.sidebar is not None:
             self.sidebar.reset_changes()
             self.sidebar.set_plan(None)
 
     # -- streams -------------------------------------------------------------------------------
     async def end_assistant(self) -> None:
-        """Close the assistant block being streamed, if any; flatten older finished ones."""
+        """Close the assistant block being streamed, if any."""
         if self.assistant is not None:
             block, self.assistant = self.assistant, None
             await block.finish()
-            self._finished.append(block)
-            while len(self._finished) > KEEP_LIVE_BLOCKS:
-                await self._finished.pop(0).flatten()
 
     def end_reasoning(self) -> None:
         """Close the reasoning block being streamed, if any."""
@@ -204,10 +197,6 @@ class EventHandler:
                 break
             await self.assistant.write(text[:cut])
             await self.end_assistant()
-            # While a long reply streams, the parts before the live one are drawn flat at once:
-            # every live markdown widget makes each layout pass (several a second) slower.
-            while self._finished:
-                await self._finished.pop(0).flatten()
             self._continuing = True
             text = text[cut:]
 

@@ -202,8 +202,9 @@ class TestCancel:
 
 
 class TestLongReplies:
-    async def test_long_reply_is_split_and_old_parts_are_flattened(self, make_app, ui) -> None:
-        from tui.event_handler import KEEP_LIVE_BLOCKS
+    async def test_long_reply_is_split_into_one_widget_blocks(self, make_app, ui) -> None:
+        from textual.widgets import Markdown
+
         from tui.widgets.flat_markdown import FlatMarkdownView
 
         paragraph = "A sentence about the change, long enough to matter. " * 8
@@ -214,15 +215,48 @@ class TestLongReplies:
             await ui.submit(pilot, "explain")
             await ui.wait_turn(pilot, app)
             blocks = list(app.query(AssistantBlock))
-            assert len(blocks) > KEEP_LIVE_BLOCKS + 1
+            assert len(blocks) > 3
             assert "".join(b.text for b in blocks) == reply  # nothing lost or repeated
             assert all(b.text.count("```") % 2 == 0 for b in blocks), "never split inside a fence"
-            flat = [b for b in blocks if b.flat]
-            # The parts of a split reply are drawn flat as soon as the next part starts; only the
-            # last part stays live (finished blocks of separate steps keep KEEP_LIVE_BLOCKS live).
-            assert len(flat) == len(blocks) - 1
-            assert all(b.query(FlatMarkdownView) for b in flat)
+            # Each part is one widget showing its whole text; no per-paragraph widget tree.
+            views = [b.query_one(FlatMarkdownView) for b in blocks]
+            assert [v.markdown for v in views] == [b.text for b in blocks]
+            assert not app.query(Markdown)
             assert blocks[1].has_class("continuation")
+            assert "x59 = 59" in "".join(str(v.render()) for v in views)
+
+    async def test_a_streaming_block_redraws_without_layout_when_no_line_is_added(self, make_app) -> None:
+        from tui.widgets.flat_markdown import FlatMarkdownView
+
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            block = AssistantBlock()
+            await app.query_one(Conversation).add(block)
+            await block.write("Hello")
+            await block.finish()
+            await pilot.pause()
+            view = block.query_one(FlatMarkdownView)
+            assert str(view.render()) == "Hello"
+            layouts: list[bool] = []
+            original = view.refresh
+
+            def spy(*regions, layout: bool = False, **kwargs):
+                layouts.append(layout)
+                return original(*regions, layout=layout, **kwargs)
+
+            view.refresh = spy
+            await block.write(", world")  # same line: a repaint
+            await block.finish()
+            await block.write("\n\nA second paragraph")  # two more lines: a layout pass
+            await block.finish()
+            assert layouts == [False, True]
+            await pilot.pause()
+            assert str(view.render()) == "Hello, world\n\nA second paragraph"
+            assert block.size.height == 3
+            # Copying gets the plain text, with no padding spaces.
+            from textual.selection import Selection
+
+            assert view.get_selection(Selection(None, None)) == ("Hello, world\n\nA second paragraph", "\n")
 
 
 class TestColouredOutput:

@@ -45,19 +45,21 @@ class UserBlock(Static):
 
 
 class AssistantBlock(Widget):
-    """The assistant's reply as markdown, rendered by one Textual ``Markdown`` widget.
+    """The assistant's reply as markdown, drawn by one ``FlatMarkdownView`` (rich's renderer).
 
     Call ``await write(fragment)`` for each piece and ``await finish()`` at the end of the block.
-    ``write`` only buffers: a background task appends the buffered text to the markdown widget at
-    most every ``LIVE_INTERVAL_S`` seconds, so a fast stream costs a few layout passes a second
-    and the event loop never waits for a mount. ``finish`` renders whatever is still buffered.
-    ``continuation`` marks a block that continues the previous one (a long reply is split at
-    paragraph breaks so each markdown document stays small); it has no top margin.
-    ``await flatten()`` swaps the finished markdown widget tree (dozens of widgets for a long
-    reply) for a single widget drawing the same text, so old blocks cost layout almost nothing.
+    ``write`` only buffers: a background task redraws the view with the text so far at most every
+    ``LIVE_INTERVAL_S`` seconds, so a fast stream costs a few redraws a second, and a redraw that
+    adds no line repaints the block without a layout pass. ``finish`` draws whatever is still
+    buffered. ``continuation`` marks a block that continues the previous one (a long reply is
+    split at paragraph breaks so each redraw stays small); it has no top margin.
 
-    The last markdown block has no bottom margin (set inline here: an order pseudo-class rule such
-    as ``:last-child`` would make Textual restyle every sibling on each mount).
+    Why not Textual's ``Markdown`` widget (DESIGN.md asks for ``Markdown.get_stream()``): it
+    builds a widget per paragraph, list item and code block and remounts the last one on every
+    append, and each append lays out the whole screen twice. Streaming a 20 KB reply at 200
+    chunks/s measured event-loop stalls of 43-51 ms with it (goal: under 50 ms) against about
+    20-25 ms with this block (``benchmarks/streaming.py``). The live block and the finished one
+    now look the same, where a block used to change look when it was flattened.
     """
 
     DEFAULT_CSS = """
@@ -70,99 +72,61 @@ class AssistantBlock(Widget):
     }
     AssistantBlock .assistant-markdown {
         padding: 0 1;
-        margin: 0;
-        background: transparent;
-    }
-    AssistantBlock .assistant-flat {
-        padding: 0 1;
     }
     """
 
-    #: Seconds between two appends to the live markdown widget while a reply streams.
+    #: Seconds between two redraws of the block while a reply streams.
     LIVE_INTERVAL_S = 0.1
 
     def __init__(self, continuation: bool = False) -> None:
         super().__init__(classes="block continuation" if continuation else "block")
         self.text = ""
-        self.flat = False
-        self._pending: list[str] = []
+        self._drawn = ""
         self._pump: asyncio.Task[None] | None = None
         self._flush_now = asyncio.Event()
-        self._last_append = 0.0
-        self._trimmed: Widget | None = None
+        self._last_draw = 0.0
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Markdown
+        from .flat_markdown import FlatMarkdownView
 
-        yield Markdown("", classes="assistant-markdown")
+        self._drawn = self.text
+        yield FlatMarkdownView(self.text, classes="assistant-markdown")
 
     async def write(self, fragment: str) -> None:
-        """Append a markdown fragment (rendered within ``LIVE_INTERVAL_S``)."""
+        """Append a markdown fragment (drawn within ``LIVE_INTERVAL_S``)."""
         if not fragment:
             return
         self.text += fragment
-        self._pending.append(fragment)
         if self._pump is None or self._pump.done():
             self._pump = asyncio.create_task(self._run_pump())
 
     async def _run_pump(self) -> None:
-        while self._pending:
-            wait = self._last_append + self.LIVE_INTERVAL_S - time.monotonic()
+        while self._drawn != self.text and self.is_attached:  # stops if the block is removed
+            wait = self._last_draw + self.LIVE_INTERVAL_S - time.monotonic()
             if wait > 0 and not self._flush_now.is_set():
                 try:
                     await asyncio.wait_for(self._flush_now.wait(), wait)
                 except asyncio.TimeoutError:
                     pass
-            await self._append_pending()
-            self._last_append = time.monotonic()
+            self._draw()
+            self._last_draw = time.monotonic()
 
-    async def _append_pending(self) -> None:
-        if not self._pending:
+    def _draw(self) -> None:
+        if self._drawn == self.text or not (self.is_mounted and self.is_attached):
             return
-        chunk = "".join(self._pending)
-        self._pending.clear()
-        if not self.is_mounted:
-            return
-        from textual.widgets import Markdown
+        from .flat_markdown import FlatMarkdownView
 
-        markdown = self.query_one(Markdown)
-        await markdown.append(chunk)
-        self._trim_last(markdown)
-
-    def _trim_last(self, markdown: Widget) -> None:
-        """Give the last markdown block no bottom margin (and restore the previous last one)."""
-        children = markdown.children
-        last = children[-1] if children else None
-        if last is self._trimmed:
-            return
-        if self._trimmed is not None and self._trimmed.is_attached:
-            self._trimmed.styles.clear_rule("margin")
-            self._trimmed.refresh(layout=True)
-        self._trimmed = last
-        if last is not None:
-            top, right, _, left = last.styles.margin
-            last.styles.margin = (top, right, 0, left)
+        self._drawn = self.text
+        self.query_one(FlatMarkdownView).set_markdown(self.text)
 
     async def finish(self) -> None:
-        """Render anything still buffered. Safe to call twice."""
+        """Draw anything still buffered. Safe to call twice."""
         self._flush_now.set()
         pump, self._pump = self._pump, None
         if pump is not None:
             await pump
-        await self._append_pending()
+        self._draw()
         self._flush_now.clear()
-
-    async def flatten(self) -> None:
-        """Replace the markdown widgets with one ``Static`` (after ``finish``). Idempotent."""
-        if self.flat or self._pump is not None or self._pending or not self.is_mounted:
-            return
-        from textual.widgets import Markdown
-
-        from .flat_markdown import FlatMarkdownView
-
-        self.flat = True
-        await self.query_one(Markdown).remove()
-        await self.mount(FlatMarkdownView(self.text, classes="assistant-flat"))
 
 
 class ReasoningBlock(Widget, can_focus=True):

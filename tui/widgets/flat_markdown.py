@@ -1,9 +1,10 @@
-"""A finished markdown document drawn as one widget.
+"""Markdown drawn as one widget: the assistant's replies, while they stream and after.
 
-Textual's ``Markdown`` widget builds a widget per paragraph, list item and code block; that is
-right while a reply streams, but a long conversation of them makes every layout pass slower.
-``FlatMarkdownView`` renders the same text once per width with rich's markdown renderer (left
-headings, colours from the app theme) into cached lines, so an old block costs one widget.
+Textual's ``Markdown`` widget builds a widget per paragraph, list item and code block, and every
+append remounts the last of them and lays out the screen again; a long conversation of them makes
+every layout pass slower. ``FlatMarkdownView`` renders the text with rich's markdown renderer
+(left headings, colours from the app theme) into lines cached per width and theme, so a block
+costs one widget, and new text that adds no line is a repaint without a layout pass.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from rich.style import Style
 from rich.text import Text
 from rich.theme import Theme as RichTheme
 from textual.color import Color, ColorParseError
+from textual.selection import Selection
+from textual.strip import Strip
 from textual.theme import Theme as TextualTheme
 from textual.widget import Widget
 
@@ -86,15 +89,42 @@ def render_markdown(text: str, width: int, colours: dict[str, str], dark: bool =
     for index, line in enumerate(lines):
         if index:
             out.append("\n")
-        for segment in line:
-            if not segment.control:
-                out.append(segment.text, segment.style)
+        segments = [segment for segment in line if not segment.control]
+        # Rich pads every line to the width; unstyled padding is dropped so that copied text has
+        # no trailing spaces (a code block's padding carries its background and stays).
+        while segments and not segments[-1].text.strip() and not (segments[-1].style and segments[-1].style.bgcolor):
+            segments.pop()
+        if segments and not (segments[-1].style and segments[-1].style.bgcolor):
+            last = segments[-1]
+            segments[-1] = last._replace(text=last.text.rstrip())
+        for segment in segments:
+            out.append(segment.text, segment.style)
     out.rstrip()
     return out
 
 
+def warm_up() -> None:
+    """Import rich's markdown renderer, markdown-it and pygments' Python lexer by rendering a
+    small document (about 30 ms the first time). Called from a thread worker after the first
+    paint, so the first reply does not stall the event loop on those imports. Never raises."""
+    try:
+        render_markdown("# a\n\n- `b` **c**\n\n```python\nx = 1\n```\n", 40,
+                        {"primary": "#6CA6E8", "accent": "#E8B46C", "muted": "#888888",
+                         "panel": "#222222"})
+    except Exception:  # noqa: BLE001 - a warm-up failing only means the first reply imports
+        pass
+
+
 class FlatMarkdownView(Widget):
-    """Shows finished markdown as one widget; rendering is cached per width."""
+    """Shows markdown as one widget, drawn line by line from a cache (Textual's line API).
+
+    The document is rendered once per text, width and theme into lines of rich ``Text``; each
+    line becomes a ``Strip`` the first time it is drawn and is kept until the text, width or
+    theme changes, so the layout passes of a streaming reply (the screen scrolls, the block moves)
+    redraw nothing. Mouse selection works as in Textual's ``Log``: the selected span is
+    highlighted and ``get_selection`` returns the plain text.
+
+    ``set_markdown`` replaces the text (a streaming reply calls it with the text so far)."""
 
     DEFAULT_CSS = """
     FlatMarkdownView { height: auto; }
@@ -103,21 +133,84 @@ class FlatMarkdownView(Widget):
     def __init__(self, markdown: str, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self.markdown = markdown
-        self._cache: tuple[int, str, Text, int] | None = None  # width, theme, text, line count
+        # (width, theme name, whole document, its lines); strips of drawn lines by line number.
+        self._cache: tuple[int, str, Text, list[Text]] | None = None
+        self._strips: dict[int, Strip] = {}
 
-    def _rendered_lines(self, width: int) -> tuple[Text, int]:
+    def _rendered(self, width: int) -> tuple[Text, list[Text]]:
         theme = self.app.current_theme
-        key = theme.name
-        if self._cache is None or self._cache[0] != width or self._cache[1] != key:
+        if self._cache is None or self._cache[0] != width or self._cache[1] != theme.name:
             text = render_markdown(self.markdown, width, theme_colours(theme), theme.dark)
-            self._cache = (width, key, text, text.plain.count("\n") + 1)
+            lines = list(text.split("\n", allow_blank=True)) if text.plain else []
+            self._cache = (width, theme.name, text, lines)
+            self._strips.clear()
         return self._cache[2], self._cache[3]
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        """Height in lines of the document drawn at ``width`` (counted once per width and theme:
-        layout asks on every pass)."""
-        return self._rendered_lines(width)[1]
+        """Height in lines of the document drawn at ``width`` (rendered once per text, width and
+        theme: layout asks on every pass)."""
+        return len(self._rendered(width)[1])
 
     def render(self) -> Text:
-        """The cached lines for the current width."""
-        return self._rendered_lines(self.content_region.width or self.size.width)[0]
+        """The whole document at the current width, as one ``Text`` (Textual draws it through
+        ``render_line``)."""
+        return self._rendered(self.size.width)[0]
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the document as a ``Strip`` of the widget's width."""
+        width = self.size.width
+        lines = self._rendered(width)[1]
+        base = self.rich_style
+        if y >= len(lines):
+            return Strip.blank(width, base)
+        selection = self.text_selection
+        if selection is None and y in self._strips:
+            return self._strips[y]
+        line = lines[y].copy()
+        line.stylize_before(base)
+        if selection is not None and (span := selection.get_span(y)) is not None:
+            start, end = span
+            line.stylize(self.screen.get_component_rich_style("screen--selection"),
+                         start, len(line) if end == -1 else end)
+        strip = Strip(line.render(self.app.console), line.cell_len)
+        strip = strip.crop_extend(0, width, base).apply_offsets(0, y)
+        if selection is None:
+            self._strips[y] = strip
+        return strip
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The plain text under ``selection`` (for copying)."""
+        lines = self._rendered(self.size.width)[1]
+        return selection.extract("\n".join(line.plain for line in lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        """Redraw with the new selection highlighted."""
+        self._strips.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        """CSS changed (theme, hover): the drawn strips carry the old base style."""
+        super().notify_style_update()
+        self._strips.clear()
+
+    def set_markdown(self, markdown: str) -> None:
+        """Show ``markdown`` instead of the current text.
+
+        The text is rendered at once at the current width; when the number of lines is the same
+        as before, only this widget is repainted (no layout pass of the screen)."""
+        if markdown == self.markdown:
+            return
+        previous, strips = self._cache, self._strips
+        self.markdown = markdown
+        self._cache = None
+        self._strips = {}
+        if previous is not None and self.is_mounted:
+            width, _theme, _text, old_lines = previous
+            lines = self._rendered(width)[1]
+            # Lines that did not change keep their strips: a growing reply redraws its tail.
+            self._strips = {y: strip for y, strip in strips.items()
+                            if y < len(lines) and lines[y] == old_lines[y]}
+            if len(lines) == len(old_lines):
+                self.refresh()
+                return
+        self.refresh(layout=True)
