@@ -214,7 +214,7 @@ class OpenCLIApp(App):
 
     async def on_session_opened(self, message: "SessionOpened") -> None:
         """The start worker opened the session: bind it, then run what was typed meanwhile."""
-        if self.return_code is not None:  # quit while the session was opening: just let go
+        if self.closing:  # quit, or the app is shutting down, while the session opened: let go
             message.session.close()
             return
         self.session = message.session
@@ -432,12 +432,24 @@ class OpenCLIApp(App):
         await self.main_screen.query_one(Conversation).add(NoticeBlock(message, kind=kind))
 
     # -- agent messages ------------------------------------------------------------------------
+    @property
+    def closing(self) -> bool:
+        """True once the app is ending (exit requested, e.g. by SIGTERM, or its screens torn
+        down): agent messages that arrive late are dropped instead of mounting blocks into a
+        conversation that is going away (Textual would raise ``MountError``)."""
+        return self.return_code is not None or not self.is_running or not self.screen_stack
+
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
         assert self.handler is not None
+        if self.closing:
+            return
         await self.handler.handle(message.event)
 
     async def on_turn_ended(self, message: TurnEnded) -> None:
         assert self.handler is not None
+        if self.closing:
+            self.runner.turn_ended()
+            return
         if message.error:
             from .widgets.blocks import ErrorBlock
 

@@ -248,3 +248,27 @@ async def test_plan_mode_from_the_command_line_is_journaled_once_the_session_ope
         modes = [r for r in read_journal(app.session.journal_path) if r.get("kind") == "mode"]
         assert [r["plan_mode"] for r in modes] == [True]
     app.session.close()
+
+
+async def test_agent_events_after_exit_was_requested_are_dropped(make_app) -> None:
+    """SIGTERM asks the app to exit while the cancelled turn still reports its end; blocks for
+    those late events must not be mounted into a conversation that is going away (Textual raised
+    MountError and printed a traceback after the terminal was restored)."""
+    from agent.events import TextDelta, TurnFinished
+    from tui.bridge import AgentEventMessage, TurnEnded
+    from tui.widgets.blocks import AssistantBlock, StopBlock
+    from tui.widgets.conversation import Conversation
+
+    app, _ = make_app([])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        before = len(app.query_one(Conversation).children)
+        app.exit(return_code=143)
+        assert app.closing
+        finished = TurnFinished(stop_reason="cancelled")
+        await app.on_agent_event_message(AgentEventMessage(TextDelta(text="late")))
+        await app.on_agent_event_message(AgentEventMessage(finished))
+        await app.on_turn_ended(TurnEnded(finished))
+        assert len(app.query_one(Conversation).children) == before
+        assert not app.query(AssistantBlock) and not app.query(StopBlock)
+    assert app.return_code == 143
