@@ -11,7 +11,11 @@ callback that was due (Node's ``monitorEventLoopDelay`` measures the same). The 
 between ticks of a 10 ms Textual timer is printed as well; it overstates a stall by up to one
 interval plus the timer's own catch-up (a Textual timer that is late skips to its next slot).
 
-Usage: python benchmarks/streaming.py [CHUNKS_PER_SECOND]
+Reply shapes (``--shape``): ``mixed`` (headings, paragraphs, short lists and code blocks: the
+default), ``code`` (one 20 KB code block), ``list`` (one 20 KB list), ``paragraph`` (one 20 KB
+paragraph), ``table`` (one 20 KB table), or ``all`` to run each in turn.
+
+Usage: python benchmarks/streaming.py [CHUNKS_PER_SECOND] [--shape SHAPE]
 """
 
 from __future__ import annotations
@@ -32,7 +36,19 @@ from agent.providers.base import StreamDelta  # noqa: E402
 from agent.runtime import build_session  # noqa: E402
 
 
-def reply_text(size: int = 20_000) -> str:
+def reply_text(size: int = 20_000, shape: str = "mixed") -> str:
+    """A markdown reply of ``size`` characters in the given shape (see the module docstring)."""
+    if shape == "code":
+        body = "".join(f"def handler_{i}(x):\n    return x * {i}  # comment\n\n" for i in range(size // 20))
+        return ("```python\n" + body)[:size - 4] + "\n```"
+    if shape == "list":
+        return "".join(f"- item {i} reads the **config** and returns `x`\n" for i in range(size // 20))[:size]
+    if shape == "paragraph":
+        return ("The function reads the config and returns a value; it is called from three places. "
+                * (size // 40))[:size]
+    if shape == "table":
+        rows = "".join(f"| {i} | `handler_{i}` | returns x * {i} |\n" for i in range(size // 20))
+        return ("| n | function | result |\n|---|---|---|\n" + rows)[:size]
     parts, i = [], 0
     while sum(map(len, parts)) < size:
         i += 1
@@ -65,10 +81,10 @@ class PacedProvider:
         yield StreamDelta(kind="finish", finish_reason="stop")
 
 
-async def main(rate: float) -> None:
+async def main(rate: float, shape: str = "mixed") -> None:
     from tui.app import OpenCLIApp
 
-    text = reply_text()
+    text = reply_text(shape=shape)
     provider = PacedProvider(text, rate)
     with tempfile.TemporaryDirectory() as ws:
         session = build_session(Path(ws), Settings(model="openai/gpt-4.1"), provider=provider)
@@ -102,7 +118,7 @@ async def main(rate: float) -> None:
     duration = provider.ended - provider.started
     lag = caught_up - provider.ended
     n = len(provider.chunks)
-    print(f"reply            : {len(text)} chars in {n} chunks")
+    print(f"reply            : {len(text)} chars in {n} chunks ({shape})")
     print(f"delivered        : {n / duration:7.1f} chunks/s (target {rate:.0f})")
     print(f"UI kept up with  : {n / (caught_up - provider.started):7.1f} chunks/s (lag after stream end {lag * 1000:.0f} ms)")
     print(f"largest stall    : {lags[-1] * 1000:7.1f} ms event-loop lag (goal < 50 ms); "
@@ -111,5 +127,14 @@ async def main(rate: float) -> None:
           f"p99 {statistics.quantiles(gaps, n=100)[98] * 1000:.1f} ms")
 
 
+SHAPES = ("mixed", "code", "list", "paragraph", "table")
+
 if __name__ == "__main__":
-    asyncio.run(main(float(sys.argv[1]) if len(sys.argv) > 1 else 200.0))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rate", nargs="?", type=float, default=200.0, help="chunks per second")
+    parser.add_argument("--shape", choices=(*SHAPES, "all"), default="mixed")
+    args = parser.parse_args()
+    for shape in SHAPES if args.shape == "all" else (args.shape,):
+        asyncio.run(main(args.rate, shape))

@@ -46,31 +46,11 @@ if TYPE_CHECKING:
     from .bridge import AgentRunner
 
 
-#: An assistant block longer than this (characters) continues in a new block at the next
-#: paragraph break outside a code fence: a streaming block is rendered again on each redraw, so
-#: its size bounds the cost of one redraw.
+#: A streaming assistant block is rendered again on each redraw; past this many characters a long
+#: reply continues in a new block at the next boundary ``tui/markdown_split.py`` allows.
 SPLIT_AT_CHARS = 1000
-
-
-def _inside_fence(markdown: str) -> bool:
-    """True when ``markdown`` ends inside a fenced code block (an odd number of fence lines)."""
-    fences = sum(1 for line in markdown.split("\n") if line.lstrip().startswith(("```", "~~~")))
-    return fences % 2 == 1
-
-
-def split_point(existing: str, fragment: str, limit: int) -> int | None:
-    """Where to end the current assistant block inside ``fragment``, or None to keep going.
-
-    The cut falls just after the first paragraph break (a blank line) at which the block holds at
-    least ``limit`` characters and no code fence is open; the index returned is in ``fragment``.
-    """
-    start = max(0, limit - len(existing) - 1)
-    index = fragment.find("\n\n", start)
-    while index >= 0:
-        if not _inside_fence(existing + fragment[:index]):
-            return index + 2
-        index = fragment.find("\n\n", index + 2)
-    return None
+#: A block with no clean boundary (one huge paragraph or line) is cut here anyway.
+HARD_SPLIT_AT_CHARS = 4000
 
 
 class EventHandler:
@@ -98,7 +78,6 @@ class EventHandler:
         self.guard: GuardTriggered | None = None
         self.stop_panel: "StopPanel | None" = None
         self._reminder_anchor: dict[int, Widget] = {}
-        self._continuing = False
         self._handlers: dict[type, Callable[[Any], Any]] | None = None  # built on the first event
 
     def _event_handlers(self) -> dict[type, Callable[[Any], Any]]:
@@ -161,7 +140,6 @@ class EventHandler:
 
     async def end_streams(self) -> None:
         """Close both streams (what comes next is a new block, not a continuation)."""
-        self._continuing = False
         self.end_reasoning()
         await self.end_assistant()
 
@@ -182,23 +160,27 @@ class EventHandler:
         await self.end_streams()
 
     async def _on_text(self, event: TextDelta) -> None:
+        from .markdown_split import find_cut
+
         self.end_reasoning()
-        text = event.text
-        while text:
-            if self.assistant is None:
-                self.assistant = AssistantBlock(continuation=self._continuing)
-                self._continuing = False
-                await self.conversation.add(self.assistant)
-            # Keep each markdown widget small: a long reply continues in a new block at a
-            # paragraph break outside code fences (appending to a huge document gets slow).
-            cut = split_point(self.assistant.text, text, SPLIT_AT_CHARS)
+        if self.assistant is None:
+            await self._open_assistant(AssistantBlock())
+        await self.assistant.write(event.text)
+        # Keep each block small: a long reply continues in a new block (see markdown_split).
+        while True:
+            block = self.assistant  # its carried fence opener or table header counts as context
+            cut = find_cut(block.carry + block.text, SPLIT_AT_CHARS + len(block.carry), HARD_SPLIT_AT_CHARS)
             if cut is None:
-                await self.assistant.write(text)
                 break
-            await self.assistant.write(text[:cut])
+            rest = block.cut(cut.index - len(block.carry), in_code=cut.in_code)
             await self.end_assistant()
-            self._continuing = True
-            text = text[cut:]
+            await self._open_assistant(AssistantBlock(continuation=not cut.paragraph_break, carry=cut.carry,
+                                                      code_continues_above=cut.in_code))
+            await self.assistant.write(rest)
+
+    async def _open_assistant(self, block: AssistantBlock) -> None:
+        self.assistant = block
+        await self.conversation.add(block)
 
     async def _on_reasoning(self, event: ReasoningDelta) -> None:
         await self.end_assistant()

@@ -217,13 +217,42 @@ class TestLongReplies:
             blocks = list(app.query(AssistantBlock))
             assert len(blocks) > 3
             assert "".join(b.text for b in blocks) == reply  # nothing lost or repeated
-            assert all(b.text.count("```") % 2 == 0 for b in blocks), "never split inside a fence"
+            assert all(len(b.text) < 2000 for b in blocks)
             # Each part is one widget showing its whole text; no per-paragraph widget tree.
             views = [b.query_one(FlatMarkdownView) for b in blocks]
-            assert [v.markdown for v in views] == [b.text for b in blocks]
+            assert [v.markdown for v in views] == [b.carry + b.text for b in blocks]
             assert not app.query(Markdown)
-            assert blocks[1].has_class("continuation")
             assert "x59 = 59" in "".join(str(v.render()) for v in views)
+            # Parts cut at a paragraph break keep the blank line between them (a top margin).
+            assert not any(b.has_class("continuation") for b in blocks if b.text.startswith("A sentence"))
+
+    async def test_a_long_code_block_and_list_are_split_without_a_seam(self, make_app, ui) -> None:
+        from tui.widgets.flat_markdown import FlatMarkdownView
+
+        code = "".join(f"value_{i} = compute({i})  # step {i}\n" for i in range(150))
+        items = "".join(f"- item {i} reads the **config**\n" for i in range(120))
+        reply = f"Here is the file:\n\n```python\n{code}```\n\nSteps:\n{items}"
+        app, _ = make_app([{"content": reply}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "write it")
+            await ui.wait_turn(pilot, app)
+            blocks = list(app.query(AssistantBlock))
+            assert "".join(b.text for b in blocks) == reply
+            assert all(len(b.text) < 2000 for b in blocks), [len(b.text) for b in blocks]
+            code_parts = [b for b in blocks if b.carry == "```python\n"]
+            assert code_parts and all(b.code_continues_above for b in code_parts)
+            assert all(b.has_class("continuation") for b in code_parts)
+            # Drawn, the code reads as one block: every line once, in order, no blank row at a seam.
+            drawn = "\n".join(str(b.query_one(FlatMarkdownView).render()) for b in blocks)
+            code_rows = [row.strip() for row in drawn.split("\n") if "compute(" in row]
+            assert code_rows == [line.strip() for line in code.splitlines()]
+            first = drawn.index("value_0 =")
+            last = drawn.index("value_149 =")
+            assert "\n\n" not in drawn[first:last].replace(" ", "")
+            # The list too: each item once, in order, as bullets.
+            bullets = [row.strip() for row in drawn.split("\n") if "item " in row]
+            assert bullets == [f"• item {i} reads the config" for i in range(120)]
+
 
     async def test_a_streaming_block_redraws_without_layout_when_no_line_is_added(self, make_app) -> None:
         from tui.widgets.flat_markdown import FlatMarkdownView

@@ -195,25 +195,6 @@ def test_the_app_module_does_not_import_litellm(ui) -> None:
     assert out.stdout.strip() == "False"
 
 
-class TestSplitPoint:
-    def test_cuts_after_a_paragraph_break_past_the_limit(self) -> None:
-        from tui.event_handler import split_point
-
-        assert split_point("", "short\n\ntext", 100) is None
-        text = "a" * 50 + "\n\n" + "b" * 60 + "\n\nrest"
-        cut = split_point("", text, 100)
-        assert text[:cut].endswith("b\n\n") and text[cut:] == "rest"
-        assert split_point("x" * 200, "more\n\nnext", 100) == len("more\n\n")
-
-    def test_never_inside_a_fence(self) -> None:
-        from tui.event_handler import split_point
-
-        existing = "x" * 200 + "\n\n```python\n"
-        assert split_point(existing, "a = 1\n\nb = 2\n", 100) is None
-        cut = split_point(existing, "a = 1\n\nb = 2\n```\n\nafter", 100)
-        assert cut is not None and "```" in "a = 1\n\nb = 2\n```\n\nafter"[:cut]
-
-
 async def test_typing_counts_as_activity_for_the_idle_collection(make_app, ui):
     """The deferred full garbage collection only runs when nobody is typing."""
     import gc

@@ -51,8 +51,13 @@ class AssistantBlock(Widget):
     ``write`` only buffers: a background task redraws the view with the text so far at most every
     ``LIVE_INTERVAL_S`` seconds, so a fast stream costs a few redraws a second, and a redraw that
     adds no line repaints the block without a layout pass. ``finish`` draws whatever is still
-    buffered. ``continuation`` marks a block that continues the previous one (a long reply is
-    split at paragraph breaks so each redraw stays small); it has no top margin.
+    buffered.
+
+    A long reply is drawn as a run of blocks, so each redraw stays small (``cut`` ends a block
+    early; ``tui/markdown_split.py`` says where). ``continuation`` marks a block that continues
+    the previous one without a blank line between them (no top margin); ``carry`` is markdown it
+    is rendered with before its own text (a code fence's opening line or a table's header), and
+    ``code_continues_above`` joins its first code block to the previous block's last one.
 
     Why not Textual's ``Markdown`` widget (DESIGN.md asks for ``Markdown.get_stream()``): it
     builds a widget per paragraph, list item and code block and remounts the last one on every
@@ -78,10 +83,14 @@ class AssistantBlock(Widget):
     #: Seconds between two redraws of the block while a reply streams.
     LIVE_INTERVAL_S = 0.1
 
-    def __init__(self, continuation: bool = False) -> None:
+    def __init__(self, continuation: bool = False, *, carry: str = "",
+                 code_continues_above: bool = False) -> None:
         super().__init__(classes="block continuation" if continuation else "block")
         self.text = ""
-        self._drawn = ""
+        self.carry = carry
+        self.code_continues_above = code_continues_above
+        self.code_continues_below = False
+        self._drawn: str | None = ""  # the text last drawn (None: draw again)
         self._pump: asyncio.Task[None] | None = None
         self._flush_now = asyncio.Event()
         self._last_draw = 0.0
@@ -90,7 +99,8 @@ class AssistantBlock(Widget):
         from .flat_markdown import FlatMarkdownView
 
         self._drawn = self.text
-        yield FlatMarkdownView(self.text, classes="assistant-markdown")
+        yield FlatMarkdownView(self.carry + self.text, classes="assistant-markdown",
+                               code_continues_above=self.code_continues_above)
 
     async def write(self, fragment: str) -> None:
         """Append a markdown fragment (drawn within ``LIVE_INTERVAL_S``)."""
@@ -117,7 +127,16 @@ class AssistantBlock(Widget):
         from .flat_markdown import FlatMarkdownView
 
         self._drawn = self.text
-        self.query_one(FlatMarkdownView).set_markdown(self.text)
+        self.query_one(FlatMarkdownView).set_markdown(self.carry + self.text,
+                                                      code_continues_below=self.code_continues_below)
+
+    def cut(self, index: int, *, in_code: bool = False) -> str:
+        """Keep the first ``index`` characters of the text and return the rest (it moves to the
+        next block); ``in_code``: the cut falls inside a code fence. Call ``finish`` next."""
+        self.text, rest = self.text[:index], self.text[index:]
+        self.code_continues_below = in_code
+        self._drawn = None  # the seam changed how the text draws
+        return rest
 
     async def finish(self) -> None:
         """Draw anything still buffered. Safe to call twice."""

@@ -9,9 +9,11 @@ costs one widget, and new text that adds no line is a repaint without a layout p
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock as RichCodeBlock
 from rich.markdown import Heading as RichHeading
 from rich.markdown import Markdown as RichMarkdown
+from rich.syntax import Syntax
 from rich.style import Style
 from rich.text import Text
 from rich.theme import Theme as RichTheme
@@ -28,10 +30,45 @@ class _LeftHeading(RichHeading):
     LEVEL_ALIGN = {tag: "left" for tag in ("h1", "h2", "h3", "h4", "h5", "h6")}
 
 
-class FlatMarkdown(RichMarkdown):
-    """Rich's markdown renderer with left-aligned headings."""
+class _SeamCodeBlock(RichCodeBlock):
+    """A fenced code block; where a long one is split across two conversation blocks
+    (``tui/markdown_split.py``), the two parts have no padding line at the seam, so they read
+    as one code block."""
 
-    elements = {**RichMarkdown.elements, "heading_open": _LeftHeading}
+    top_padding = bottom_padding = 1
+    keep_blank_tail = False
+
+    @classmethod
+    def create(cls, markdown: RichMarkdown, token) -> "_SeamCodeBlock":
+        block = super().create(markdown, token)
+        first, end = token.map or (0, 0)
+        if getattr(markdown, "code_continues_above", False) and first == 0:
+            block.top_padding = 0
+        if getattr(markdown, "code_continues_below", False) and end >= markdown.markup.count("\n"):
+            block.bottom_padding = 0
+            block.keep_blank_tail = True  # blank code lines before the seam stay
+        return block
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text)
+        code = code[:-1] if self.keep_blank_tail and code.endswith("\n") else code.rstrip()
+        if not code and self.top_padding == 0:
+            return  # a fence closed right after a seam: nothing left to draw
+        yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True,
+                     padding=(self.top_padding, 1, self.bottom_padding, 1))
+
+
+class FlatMarkdown(RichMarkdown):
+    """Rich's markdown renderer with left-aligned headings and code blocks that can continue
+    across conversation blocks (``code_continues_above`` / ``code_continues_below``)."""
+
+    elements = {**RichMarkdown.elements, "heading_open": _LeftHeading, "fence": _SeamCodeBlock}
+
+    def __init__(self, markup: str, *, code_continues_above: bool = False,
+                 code_continues_below: bool = False, **kwargs) -> None:
+        super().__init__(markup, **kwargs)
+        self.code_continues_above = code_continues_above
+        self.code_continues_below = code_continues_below
 
 
 def _hex(value: str | None, fallback: str) -> str:
@@ -77,30 +114,38 @@ def _rich_theme(colours: dict[str, str]) -> RichTheme:
     }, inherit=True)
 
 
-def render_markdown(text: str, width: int, colours: dict[str, str], dark: bool = True) -> Text:
-    """Return ``text`` rendered as markdown at ``width`` cells, as one ``Text`` of lines.
+def render_markdown(text: str, width: int, colours: dict[str, str], dark: bool = True, *,
+                    code_continues_above: bool = False, code_continues_below: bool = False) -> list[Text]:
+    """Return ``text`` rendered as markdown at ``width`` cells, as a list of one ``Text`` per
+    line (trailing blank lines dropped; an empty list for empty text).
 
-    ``colours`` is what ``theme_colours`` returns."""
+    ``colours`` is what ``theme_colours`` returns. ``code_continues_above`` / ``_below``: the
+    text starts / ends inside a code fence split across blocks (no padding at that edge)."""
     console = Console(width=max(width, 10), theme=_rich_theme(colours), color_system="truecolor",
                       force_terminal=True, legacy_windows=False, emoji=False, highlight=False)
-    document = FlatMarkdown(text, code_theme="monokai" if dark else "friendly")
-    lines = console.render_lines(document, console.options, pad=False)
-    out = Text(no_wrap=True, overflow="crop")
-    for index, line in enumerate(lines):
-        if index:
-            out.append("\n")
+    document = FlatMarkdown(text, code_theme="monokai" if dark else "friendly",
+                            code_continues_above=code_continues_above,
+                            code_continues_below=code_continues_below)
+    out: list[Text] = []
+    for line in console.render_lines(document, console.options, pad=False):
         segments = [segment for segment in line if not segment.control]
         # Rich pads every line to the width; unstyled padding is dropped so that copied text has
         # no trailing spaces (a code block's padding carries its background and stays).
-        while segments and not segments[-1].text.strip() and not (segments[-1].style and segments[-1].style.bgcolor):
+        while segments and not segments[-1].text.strip() and not _has_background(segments[-1]):
             segments.pop()
-        if segments and not (segments[-1].style and segments[-1].style.bgcolor):
-            last = segments[-1]
-            segments[-1] = last._replace(text=last.text.rstrip())
+        if segments and not _has_background(segments[-1]):
+            segments[-1] = segments[-1]._replace(text=segments[-1].text.rstrip())
+        row = Text(no_wrap=True, overflow="crop")
         for segment in segments:
-            out.append(segment.text, segment.style)
-    out.rstrip()
+            row.append(segment.text, segment.style)
+        out.append(row)
+    while out and not out[-1].plain:
+        out.pop()
     return out
+
+
+def _has_background(segment) -> bool:
+    return bool(segment.style and segment.style.bgcolor)
 
 
 def warm_up() -> None:
@@ -124,42 +169,48 @@ class FlatMarkdownView(Widget):
     redraw nothing. Mouse selection works as in Textual's ``Log``: the selected span is
     highlighted and ``get_selection`` returns the plain text.
 
-    ``set_markdown`` replaces the text (a streaming reply calls it with the text so far)."""
+    ``set_markdown`` replaces the text (a streaming reply calls it with the text so far).
+    ``code_continues_above`` / ``code_continues_below``: the text starts / ends inside a code
+    fence split across blocks (see ``render_markdown``)."""
 
     DEFAULT_CSS = """
     FlatMarkdownView { height: auto; }
     """
 
-    def __init__(self, markdown: str, *, classes: str | None = None) -> None:
+    def __init__(self, markdown: str, *, classes: str | None = None,
+                 code_continues_above: bool = False) -> None:
         super().__init__(classes=classes)
         self.markdown = markdown
-        # (width, theme name, whole document, its lines); strips of drawn lines by line number.
-        self._cache: tuple[int, str, Text, list[Text]] | None = None
+        self.code_continues_above = code_continues_above
+        self.code_continues_below = False
+        # (width, theme name, the document's lines); strips of drawn lines by line number.
+        self._cache: tuple[int, str, list[Text]] | None = None
         self._strips: dict[int, Strip] = {}
 
-    def _rendered(self, width: int) -> tuple[Text, list[Text]]:
+    def _rendered(self, width: int) -> list[Text]:
         theme = self.app.current_theme
         if self._cache is None or self._cache[0] != width or self._cache[1] != theme.name:
-            text = render_markdown(self.markdown, width, theme_colours(theme), theme.dark)
-            lines = list(text.split("\n", allow_blank=True)) if text.plain else []
-            self._cache = (width, theme.name, text, lines)
+            lines = render_markdown(self.markdown, width, theme_colours(theme), theme.dark,
+                                    code_continues_above=self.code_continues_above,
+                                    code_continues_below=self.code_continues_below)
+            self._cache = (width, theme.name, lines)
             self._strips.clear()
-        return self._cache[2], self._cache[3]
+        return self._cache[2]
 
     def get_content_height(self, container, viewport, width: int) -> int:
         """Height in lines of the document drawn at ``width`` (rendered once per text, width and
         theme: layout asks on every pass)."""
-        return len(self._rendered(width)[1])
+        return len(self._rendered(width))
 
     def render(self) -> Text:
         """The whole document at the current width, as one ``Text`` (Textual draws it through
         ``render_line``)."""
-        return self._rendered(self.size.width)[0]
+        return Text("\n", no_wrap=True, overflow="crop").join(self._rendered(self.size.width))
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the document as a ``Strip`` of the widget's width."""
         width = self.size.width
-        lines = self._rendered(width)[1]
+        lines = self._rendered(width)
         base = self.rich_style
         if y >= len(lines):
             return Strip.blank(width, base)
@@ -180,7 +231,7 @@ class FlatMarkdownView(Widget):
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The plain text under ``selection`` (for copying)."""
-        lines = self._rendered(self.size.width)[1]
+        lines = self._rendered(self.size.width)
         return selection.extract("\n".join(line.plain for line in lines)), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
@@ -193,20 +244,21 @@ class FlatMarkdownView(Widget):
         super().notify_style_update()
         self._strips.clear()
 
-    def set_markdown(self, markdown: str) -> None:
+    def set_markdown(self, markdown: str, *, code_continues_below: bool = False) -> None:
         """Show ``markdown`` instead of the current text.
 
         The text is rendered at once at the current width; when the number of lines is the same
         as before, only this widget is repainted (no layout pass of the screen)."""
-        if markdown == self.markdown:
+        if markdown == self.markdown and code_continues_below == self.code_continues_below:
             return
         previous, strips = self._cache, self._strips
         self.markdown = markdown
+        self.code_continues_below = code_continues_below
         self._cache = None
         self._strips = {}
         if previous is not None and self.is_mounted:
-            width, _theme, _text, old_lines = previous
-            lines = self._rendered(width)[1]
+            width, _theme, old_lines = previous
+            lines = self._rendered(width)
             # Lines that did not change keep their strips: a growing reply redraws its tail.
             self._strips = {y: strip for y, strip in strips.items()
                             if y < len(lines) and lines[y] == old_lines[y]}
