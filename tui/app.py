@@ -471,6 +471,8 @@ class OpenCLIApp(App):
             await self.send_prompt(message.prompt)
 
     def on_session_prepared(self, message: SessionPrepared) -> None:
+        if self.closing:
+            return
         status = self.main_screen.query_one(StatusBar)
         status.model = self.session.model
         status.context_window = message.context_window

@@ -67,9 +67,32 @@ class TestBoundaries:
         text = "".join(f"line\n{i}. not a list\n" for i in range(2, 30))
         assert find_cut(text[:HARD - 1], LIMIT, HARD) is None
 
-    def test_between_quote_lines(self) -> None:
+    def test_not_inside_a_quote(self) -> None:
+        # "> a" lines run together into one quoted paragraph: a cut would re-wrap it.
         text = "> quoted line\n" * 20
-        assert find_cut(text, LIMIT, HARD).index % len("> quoted line\n") == 0
+        assert find_cut(text, LIMIT, HARD) is None
+
+    def test_not_right_after_a_fence_opener(self) -> None:
+        text = "p" * 120 + "\n```python\nx = 1\ny = 2\n```\n"
+        cut = find_cut(text, LIMIT, HARD)
+        assert cut is None or not text[:cut.index].endswith("```python\n")
+        assert find_cut("a" * 100 + "\n```python\nx = 1\ny = 2\n", LIMIT, HARD).index == len("a" * 100 + "\n```python\nx = 1\n")
+
+    def test_not_inside_a_fence_or_table_of_a_list_item(self) -> None:
+        text = "1. Install:\n\n   ```bash\n" + "".join(f"   pip install p{i}\n" for i in range(15)) + "   ```\n"
+        assert find_cut(text, LIMIT, HARD) is None
+        text = "- item\n\n  | a | b |\n  |---|---|\n" + "".join(f"  | {i} | x |\n" for i in range(25))
+        assert find_cut(text, LIMIT, HARD) is None
+
+    def test_an_indented_fence_line_inside_code_does_not_close_it(self) -> None:
+        text = '```python\n"""Example:\n\n    ```\n    f()\n    ```\n"""\n\n' + "".join(f"x{i} = {i}\n" for i in range(30))
+        cut = find_cut(text, LIMIT, HARD)
+        assert cut.in_code and cut.carry == "```python\n"
+
+    def test_not_inside_a_raw_html_block(self) -> None:
+        text = "<pre>\n" + "line\n\n" * 30 + "</pre>\n\nafter\n"
+        cut = find_cut(text, LIMIT, HARD)
+        assert text[cut.index:] == "after\n"
 
     def test_table_rows_carry_the_header(self) -> None:
         header = "| n | square |\n|---|---|\n"
@@ -112,3 +135,70 @@ def test_parts_join_back_to_the_reply(lines: list[str], trailing_newline: bool) 
     for _part, started_by in parts:
         if started_by is not None and started_by.in_code:
             assert started_by.carry.lstrip().startswith(("```", "~~~"))
+
+
+COLOURS = {"primary": "#6CA6E8", "accent": "#E8B46C", "muted": "#888888", "panel": "#222222"}
+PARAGRAPH = "The function reads the config and returns a value. " * 20 + "\n"
+
+
+def drawn_whole(text: str) -> list[str]:
+    from tui.widgets.flat_markdown import render_markdown
+
+    return [line.plain.rstrip() for line in render_markdown(text, 80, COLOURS)]
+
+
+def drawn_in_parts(text: str, limit: int = 1000, hard: int = 4000) -> list[str]:
+    """What the conversation shows: each part drawn on its own, a blank row where the next
+    block has a top margin (a cut at a paragraph break)."""
+    from tui.widgets.flat_markdown import render_markdown
+
+    parts = split_all(text, limit, hard)
+    rows: list[str] = []
+    for index, (part, started_by) in enumerate(parts):
+        ended_by = parts[index + 1][1] if index + 1 < len(parts) else None
+        if started_by is not None and started_by.paragraph_break:
+            rows.append("")
+        carry = started_by.carry if started_by is not None else ""
+        rows += [line.plain.rstrip() for line in render_markdown(
+            carry + part, 80, COLOURS, code_continues_above=bool(started_by and started_by.in_code),
+            code_continues_below=bool(ended_by and ended_by.in_code))]
+    return rows
+
+
+SAME_WHEN_SPLIT = {
+    "paragraphs": "\n".join([PARAGRAPH] * 6),
+    "code block": "Here:\n\n```python\n" + "".join(f"value_{i} = compute({i})\n" for i in range(150)) + "```\n\nDone.\n",
+    "code after a long paragraph": PARAGRAPH + "```python\nx = 1\ny = 2\n```\n",
+    "code ending in blank lines at a seam": "```\n" + "abcdefghi\n" * 100 + "\n```\n",
+    "bullet list after a line": "Steps:\n" + "".join(f"- item {i} reads the config\n" for i in range(90)),
+    "numbered list": "".join(f"{i}. item number {i} " + "x" * 20 + "\n" for i in range(10, 99)),
+    "numbered 1. on every line": "Do this:\n\n" + "".join(f"1. numbered step text {i:03}\n" for i in range(10, 99)),
+    "loose numbered list": "".join(f"{i}. **Step {i}**\n\n    " + "Explain the step. " * 12 + "\n\n" for i in range(11, 20)),
+    "items whose text is indented too little": "".join(f"{i}. **Step {i}**\n\n   " + "Explain. " * 24 + "\n\n" for i in range(11, 20)),
+    "paragraph then list": PARAGRAPH + "\n- first\n- second\n",
+    "quote": "".join(f"> quoted line {i} of the note\n" for i in range(60)),
+    "code in a quote": "> ```python\n" + "".join(f"> x{i} = compute({i})\n" for i in range(70)) + "> ```\n",
+    "code in a list item": "1. Install:\n\n   ```bash\n" + "".join(f"   pip install package-{i}\n" for i in range(60)) + "   ```\n2. Run it\n",
+    "indented fence line inside code": '```python\ndef f():\n    """Example:\n\n    ```\n    f()\n    ```\n    """\n\n'
+                                       + "".join(f"x{i} = {i}\n" for i in range(120)) + "\ny = 2\n```\n",
+    "mixed": "".join(f"## Step {i}\n\nThe function `handler_{i}` reads the **config**.\n\n- first {i}\n- second\n\n"
+                     f"```python\ndef handler_{i}(x):\n    return x * {i}\n```\n\n" for i in range(40)),
+}
+
+
+def test_a_split_reply_draws_as_the_whole_reply() -> None:
+    """The cuts fall where drawing the parts one under the other shows the same rows as
+    drawing the whole reply. Documented exceptions: a table repeats its header, and a numbered
+    list whose numbers change width between parts (9 -> 10) shifts by a column, as rich sizes
+    the number column per list (so the numbered lists here keep one width)."""
+    for name, text in SAME_WHEN_SPLIT.items():
+        assert len(split_all(text, 1000, 4000)) > 1 or name in {"quote", "code in a quote", "code in a list item", "numbered 1. on every line"}, name
+        assert drawn_in_parts(text) == drawn_whole(text), name
+
+
+def test_a_split_table_repeats_its_header() -> None:
+    header = "| n | square |\n|---|---|\n"
+    text = header + "".join(f"| {i} | {i * i} |\n" for i in range(150))
+    rows = drawn_in_parts(text)
+    assert sum(1 for row in rows if row.split() == ["n", "square"]) == len(split_all(text, 1000, 4000)) > 1
+    assert [row.split()[0] for row in rows if row.split() and row.split()[0].isdigit()] == [str(i) for i in range(150)]

@@ -100,7 +100,8 @@ class AssistantBlock(Widget):
 
         self._drawn = self.text
         yield FlatMarkdownView(self.carry + self.text, classes="assistant-markdown",
-                               code_continues_above=self.code_continues_above)
+                               code_continues_above=self.code_continues_above,
+                               code_continues_below=self.code_continues_below)
 
     async def write(self, fragment: str) -> None:
         """Append a markdown fragment (drawn within ``LIVE_INTERVAL_S``)."""
@@ -118,17 +119,22 @@ class AssistantBlock(Widget):
                     await asyncio.wait_for(self._flush_now.wait(), wait)
                 except asyncio.TimeoutError:
                     pass
-            self._draw()
+            if not self._draw():  # not mounted yet: compose draws the text; wait a little
+                await asyncio.sleep(self.LIVE_INTERVAL_S)
             self._last_draw = time.monotonic()
 
-    def _draw(self) -> None:
-        if self._drawn == self.text or not (self.is_mounted and self.is_attached):
-            return
+    def _draw(self) -> bool:
+        """Draw the text if it changed; False when the block is not mounted (nothing drawn)."""
+        if not (self.is_mounted and self.is_attached):
+            return False
+        if self._drawn == self.text:
+            return True
         from .flat_markdown import FlatMarkdownView
 
         self._drawn = self.text
         self.query_one(FlatMarkdownView).set_markdown(self.carry + self.text,
                                                       code_continues_below=self.code_continues_below)
+        return True
 
     def cut(self, index: int, *, in_code: bool = False) -> str:
         """Keep the first ``index`` characters of the text and return the rest (it moves to the

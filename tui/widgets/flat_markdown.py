@@ -10,6 +10,7 @@ costs one widget, and new text that adds no line is a repaint without a layout p
 from __future__ import annotations
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from rich.markdown import CodeBlock as RichCodeBlock
 from rich.markdown import Heading as RichHeading
 from rich.markdown import Markdown as RichMarkdown
@@ -53,7 +54,13 @@ class _SeamCodeBlock(RichCodeBlock):
         code = str(self.text)
         code = code[:-1] if self.keep_blank_tail and code.endswith("\n") else code.rstrip()
         if not code and self.top_padding == 0:
-            return  # a fence closed right after a seam: nothing left to draw
+            # Only blank code lines (dropped, as rich drops them at a block's end) and the
+            # closing fence followed the seam: draw just the bottom padding.
+            if self.bottom_padding:
+                background = Syntax.get_theme(self.theme).get_background_style()
+                yield Segment(" " * options.max_width, background)
+                yield Segment.line()
+            return
         yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True,
                      padding=(self.top_padding, 1, self.bottom_padding, 1))
 
@@ -139,9 +146,12 @@ def render_markdown(text: str, width: int, colours: dict[str, str], dark: bool =
         for segment in segments:
             row.append(segment.text, segment.style)
         out.append(row)
+    # Rich opens a list, quote or table with a blank line and may end with one; the block's
+    # margins space the conversation (rows with a background, such as code padding, stay).
     while out and not out[-1].plain:
         out.pop()
-    return out
+    first = next((index for index, row in enumerate(out) if row.plain), len(out))
+    return out[first:]
 
 
 def _has_background(segment) -> bool:
@@ -178,22 +188,23 @@ class FlatMarkdownView(Widget):
     """
 
     def __init__(self, markdown: str, *, classes: str | None = None,
-                 code_continues_above: bool = False) -> None:
+                 code_continues_above: bool = False, code_continues_below: bool = False) -> None:
         super().__init__(classes=classes)
         self.markdown = markdown
         self.code_continues_above = code_continues_above
-        self.code_continues_below = False
-        # (width, theme name, the document's lines); strips of drawn lines by line number.
-        self._cache: tuple[int, str, list[Text]] | None = None
+        self.code_continues_below = code_continues_below
+        # (width, theme, the document's lines); strips of drawn lines by line number. The theme
+        # object is the key: a theme file reloaded under the same name is a new object.
+        self._cache: tuple[int, TextualTheme, list[Text]] | None = None
         self._strips: dict[int, Strip] = {}
 
     def _rendered(self, width: int) -> list[Text]:
         theme = self.app.current_theme
-        if self._cache is None or self._cache[0] != width or self._cache[1] != theme.name:
+        if self._cache is None or self._cache[0] != width or self._cache[1] is not theme:
             lines = render_markdown(self.markdown, width, theme_colours(theme), theme.dark,
                                     code_continues_above=self.code_continues_above,
                                     code_continues_below=self.code_continues_below)
-            self._cache = (width, theme.name, lines)
+            self._cache = (width, theme, lines)
             self._strips.clear()
         return self._cache[2]
 
@@ -232,7 +243,8 @@ class FlatMarkdownView(Widget):
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The plain text under ``selection`` (for copying)."""
         lines = self._rendered(self.size.width)
-        return selection.extract("\n".join(line.plain for line in lines)), "\n"
+        # Trailing spaces (a code block's padding) are not copied; columns keep their places.
+        return selection.extract("\n".join(line.plain.rstrip() for line in lines)), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         """Redraw with the new selection highlighted."""
