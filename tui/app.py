@@ -79,6 +79,11 @@ class OpenCLIApp(App):
         Binding("shift+tab", "toggle_plan_mode", "Plan/Act", show=False, priority=True),
         Binding("ctrl+g", "hide_plan_hint", "Hide hint", show=False),
         Binding("ctrl+r", "cycle_permission_mode", "Permission mode", show=False),
+        # Not priority bindings: a viewer or dialog on top keeps its own PageUp/PageDown.
+        Binding("pageup", "scroll_conversation(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_conversation(1)", "Scroll down", show=False),
+        Binding("ctrl+home", "conversation_start", "First message", show=False),
+        Binding("ctrl+end", "conversation_end", "Follow the end", show=False),
     ]
 
     _last_input = 0.0  # monotonic seconds of the last key, click or paste
@@ -429,7 +434,23 @@ class OpenCLIApp(App):
         """Add a one-line notice to the conversation (kind: notice, warning, reminder, queued)."""
         from .widgets.blocks import NoticeBlock
 
+        if self.closing:
+            return
         await self.main_screen.query_one(Conversation).add(NoticeBlock(message, kind=kind))
+
+    # -- scrolling the conversation from the keyboard -----------------------------------------
+    def action_scroll_conversation(self, pages: int) -> None:
+        """PageUp / PageDown: scroll the conversation by a screen, wherever the focus is on the
+        main screen (the prompt included)."""
+        self.main_screen.query_one(Conversation).page(pages)
+
+    def action_conversation_start(self) -> None:
+        """Ctrl+Home: the first block of the conversation."""
+        self.main_screen.query_one(Conversation).to_start()
+
+    def action_conversation_end(self) -> None:
+        """Ctrl+End: the end of the conversation, following new content again."""
+        self.main_screen.query_one(Conversation).follow()
 
     # -- agent messages ------------------------------------------------------------------------
     @property

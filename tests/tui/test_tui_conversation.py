@@ -13,6 +13,7 @@ from tui.bridge import AgentEventMessage
 from tui.widgets.blocks import AssistantBlock, ReasoningBlock, StopBlock, UserBlock
 from tui.widgets.conversation import Conversation
 from tui.widgets.plain_output import PlainOutput
+from tui.widgets.prompt_input import PromptInput
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.stop_panel import StopPanel
 from tui.widgets.tool_block import ToolBlock
@@ -305,3 +306,37 @@ class TestColouredOutput:
             assert output.text.plain.startswith("ok [x]")
             assert tool.display_output and "\x1b[32m" in tool.display_output, "the core kept the colours"
             assert [span.style.color.number for span in output.text.spans if span.style.color] == [2]
+
+
+class TestKeyboardScrolling:
+    async def test_page_keys_scroll_the_conversation_from_the_prompt(self, make_app, ui) -> None:
+        reply = "\n\n".join(f"Paragraph {i} of a long answer." for i in range(80))
+        app, _ = make_app([{"content": reply}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "explain at length")
+            await ui.wait_turn(pilot, app)
+            await pilot.pause()
+            conversation = app.query_one(Conversation)
+            assert app.focused is app.query_one(PromptInput)
+            bottom = conversation.scroll_y
+            assert bottom == conversation.max_scroll_y > 0
+            await pilot.press("pageup")
+            await pilot.pause()
+            assert conversation.scroll_y < bottom
+            assert app.focused is app.query_one(PromptInput), "the prompt keeps the focus"
+            scrolled = conversation.scroll_y
+            from agent.events import TextDelta
+
+            await app.handler.handle(TextDelta(text="\n\n".join(["More output."] * 30)))
+            await app.handler.end_streams()
+            await pilot.pause()
+            assert conversation.scroll_y == scrolled, "new output does not pull a scrolled-up view down"
+            await pilot.press("ctrl+home")
+            await pilot.pause()
+            assert conversation.scroll_y == 0
+            await pilot.press("pagedown")
+            await pilot.pause()
+            assert 0 < conversation.scroll_y < bottom
+            await pilot.press("ctrl+end")
+            await pilot.pause()
+            assert conversation.scroll_y == conversation.max_scroll_y

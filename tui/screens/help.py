@@ -16,6 +16,8 @@ KEYS: list[tuple[str, str]] = [
     ("Shift+Enter, Ctrl+J", "new line in the prompt"),
     ("Up / Down", "previous / next prompt (on the first / last line)"),
     ("Esc", "cancel the running turn"),
+    ("PageUp / PageDown", "scroll the conversation"),
+    ("Ctrl+Home / Ctrl+End", "first message / back to the end (follow new output)"),
     ("Ctrl+C", "cancel the running turn; when idle, press twice to quit"),
     ("Ctrl+O", "expand or collapse the latest tool block"),
     ("Enter / Space / click", "expand or collapse the focused tool, reasoning or think block"),

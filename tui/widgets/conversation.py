@@ -21,6 +21,18 @@ class Conversation(VerticalScroll, can_focus=False):
         """Mount ``block`` at the end; await the result to know it is mounted."""
         return self.mount(block)
 
+    def page(self, pages: int) -> None:
+        """Scroll by ``pages`` screens (negative: up). Scrolling up stops following new content
+        until the view is back at the end (Textual re-anchors there)."""
+        if pages < 0:
+            self.release_anchor()
+        self.scroll_relative(y=pages * max(1, self.scrollable_content_region.height - 1), animate=False)
+
+    def to_start(self) -> None:
+        """Scroll to the first block (and stop following new content)."""
+        self.release_anchor()
+        self.scroll_home(animate=False)
+
     def follow(self) -> None:
         """Scroll to the end and keep following new content."""
         self.anchor()

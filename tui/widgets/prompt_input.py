@@ -5,7 +5,7 @@ or Ctrl+J inserts a newline; Up on the first line and Down on the last line walk
 sent prompts (the draft being typed is kept and comes back after the newest entry). Tab on a
 one-line ``/name`` prompt with the cursor at its end completes the command name (see
 ``tui.commands.complete_command``; several candidates are listed on the box's bottom border);
-anywhere else Tab moves the focus as usual.
+anywhere else Tab moves the focus as usual. PageUp / PageDown scroll the conversation.
 
 A paste (``events.Paste``, or Ctrl+V from the app's clipboard) is inserted as plain text by
 ``clean_paste``: ANSI escape sequences removed, other control characters dropped except tab and
@@ -18,6 +18,7 @@ import re
 from functools import cache
 
 from textual import events
+from textual.binding import Binding
 from textual.geometry import Offset
 from textual.message import Message
 from textual.widgets import TextArea
@@ -103,6 +104,12 @@ class PromptHistory:
 
 class PromptInput(TextArea):
     """Multi-line prompt input; see the module docstring for keys."""
+
+    # PageUp / PageDown scroll the conversation (the app's actions), not the prompt's cursor.
+    BINDINGS = [
+        Binding("pageup", "app.scroll_conversation(-1)", "Scroll up", show=False),
+        Binding("pagedown", "app.scroll_conversation(1)", "Scroll down", show=False),
+    ]
 
     class Submitted(Message):
         """The user pressed Enter with ``text`` (already stripped, never empty)."""
