@@ -41,29 +41,39 @@ class Terminal:
         os.close(slave)
         self.seen = b""
 
-    def wait_for(self, text: bytes, timeout_s: float = 30.0) -> None:
+    def _read_until(self, done, what: str, timeout_s: float) -> None:
+        """Read the terminal until ``done()`` is true (a terminal always reads: an unread pty
+        would block the app's writes); fail after ``timeout_s`` seconds naming ``what``."""
         end = time.monotonic() + timeout_s
-        while text not in self.seen:
+        while not done():
             if time.monotonic() > end:
-                raise AssertionError(f"{text!r} never appeared; last output {self.seen[-500:]!r}")
+                raise AssertionError(f"{what}; last output {self.seen[-2000:]!r}")
             if select.select([self.master], [], [], 0.1)[0]:
                 try:
                     self.seen += os.read(self.master, 1 << 16)
-                except OSError:
-                    break
+                except OSError:  # the app closed the terminal: nothing more will come
+                    time.sleep(0.05)
+        self._drain()
+
+    def _drain(self) -> None:
+        """Read what is already written (an ended app's last output)."""
+        while select.select([self.master], [], [], 0.05)[0]:
+            try:
+                chunk = os.read(self.master, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.seen += chunk
+
+    def wait_for(self, text: bytes, timeout_s: float = 30.0) -> None:
+        self._read_until(lambda: text in self.seen or self.proc.poll() is not None,
+                         f"{text!r} never appeared", timeout_s)
+        assert text in self.seen, f"the app ended before {text!r} appeared: {self.seen[-2000:]!r}"
 
     def wait_exit(self, timeout_s: float = 30.0) -> int:
-        """Wait for the app to end while reading what it writes (a terminal always reads: an
-        unread pty would block the app's last writes); return its exit code."""
-        end = time.monotonic() + timeout_s
-        while self.proc.poll() is None:
-            if time.monotonic() > end:
-                raise AssertionError(f"the app did not exit; last output {self.seen[-2000:]!r}")
-            if select.select([self.master], [], [], 0.1)[0]:
-                try:
-                    self.seen += os.read(self.master, 1 << 16)
-                except OSError:
-                    time.sleep(0.05)
+        """Wait for the app to end while reading what it writes; return its exit code."""
+        self._read_until(lambda: self.proc.poll() is not None, "the app did not exit", timeout_s)
         return self.proc.returncode
 
     def type(self, keys: bytes) -> None:
