@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.widget import Widget
 
+from .markdown_split import find_cut
 from .widgets.blocks import (
     AssistantBlock, ErrorBlock, NoticeBlock, ReasoningBlock, ReminderMark, StopBlock,
 )
@@ -160,8 +161,6 @@ class EventHandler:
         await self.end_streams()
 
     async def _on_text(self, event: TextDelta) -> None:
-        from .markdown_split import find_cut
-
         self.end_reasoning()
         if self.assistant is None:
             await self._open_assistant(AssistantBlock())
