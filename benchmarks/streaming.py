@@ -7,9 +7,11 @@ goal) into a running ``OpenCLIApp``. Printed: chunks/s delivered, chunks/s the U
 
 A stall is measured as event-loop lag: a plain asyncio callback re-arms itself every 5 ms and
 records how late it ran; the largest lateness is the longest time the loop could not serve a
-callback that was due (Node's ``monitorEventLoopDelay`` measures the same). The largest gap
-between ticks of a 10 ms Textual timer is printed as well; it overstates a stall by up to one
-interval plus the timer's own catch-up (a Textual timer that is late skips to its next slot).
+callback that was due (Node's ``monitorEventLoopDelay`` measures the same), printed with the CPU
+time the UI thread got during it (a stall far longer than that was spent waiting for the GIL or
+a CPU, not working). The largest gap between ticks of a 10 ms Textual timer is printed as well;
+it overstates a stall by up to one interval plus the timer's own catch-up (a Textual timer that
+is late skips to its next slot).
 
 Reply shapes (``--shape``): ``mixed`` (headings, paragraphs, short lists and code blocks: the
 default), ``code`` (one 20 KB code block), ``list`` (one 20 KB list), ``paragraph`` (one 20 KB
@@ -90,13 +92,16 @@ async def main(rate: float, shape: str = "mixed") -> None:
         session = build_session(Path(ws), Settings(model="openai/gpt-4.1"), provider=provider)
         app = OpenCLIApp(session=session, watch_themes=False)
         ticks: list[float] = []
-        lateness: list[tuple[float, float]] = []  # (when due, seconds late)
+        # (when due, seconds late, seconds the main thread ran on a CPU since the last probe)
+        lateness: list[tuple[float, float, float]] = []
         loop = asyncio.get_running_loop()
         measuring = True
+        last_cpu = [time.thread_time()]
 
         def probe(due: float) -> None:
-            now = time.perf_counter()
-            lateness.append((due, now - due))
+            now, cpu = time.perf_counter(), time.thread_time()
+            lateness.append((due, now - due, cpu - last_cpu[0]))
+            last_cpu[0] = cpu
             if measuring:
                 loop.call_at(loop.time() + 0.005, probe, now + 0.005)
 
@@ -114,7 +119,9 @@ async def main(rate: float, shape: str = "mixed") -> None:
             await pilot.pause(0.2)
     during = [t for t in ticks if provider.started <= t <= caught_up]
     gaps = [b - a for a, b in zip(during, during[1:])]
-    lags = sorted(late for due, late in lateness if provider.started <= due <= caught_up)
+    during_stream = [(late, cpu) for due, late, cpu in lateness if provider.started <= due <= caught_up]
+    lags = sorted(late for late, _ in during_stream)
+    worst_late, worst_cpu = max(during_stream)
     duration = provider.ended - provider.started
     lag = caught_up - provider.ended
     n = len(provider.chunks)
@@ -123,6 +130,9 @@ async def main(rate: float, shape: str = "mixed") -> None:
     print(f"UI kept up with  : {n / (caught_up - provider.started):7.1f} chunks/s (lag after stream end {lag * 1000:.0f} ms)")
     print(f"largest stall    : {lags[-1] * 1000:7.1f} ms event-loop lag (goal < 50 ms); "
           f"p99 {statistics.quantiles(lags, n=100)[98] * 1000:.1f} ms, median {statistics.median(lags) * 1000:.1f} ms")
+    # A stall much longer than the CPU time the UI thread got in it was spent waiting: for the
+    # agent's threads (the GIL) or for a CPU (a shared machine's other processes).
+    print(f"  of which       : {worst_cpu * 1000:7.1f} ms the UI thread ran on a CPU")
     print(f"10 ms timer      : largest gap between ticks {max(gaps) * 1000:.1f} ms, "
           f"p99 {statistics.quantiles(gaps, n=100)[98] * 1000:.1f} ms")
 
