@@ -37,6 +37,15 @@ def notices(app) -> list[str]:
     return [block.message for block in app.query(NoticeBlock)]
 
 
+def recorded_session(workspace: Path, prompt: str):
+    """A closed session whose one turn was ``prompt`` answered "hi"."""
+    session = build_session(workspace, Settings(model="openai/gpt-4.1"),
+                            provider=ScriptedProvider([{"content": "hi"}]), interactive=False)
+    session.run_turn(prompt, lambda event: None, threading.Event())
+    session.close()
+    return session
+
+
 def started_on(workspace: Path, ref: str):
     """An app started on a resumed session, like ``opencli-tui --continue`` / ``--resume ID``."""
     from tui.app import OpenCLIApp
@@ -81,10 +90,7 @@ class TestApprovedPlan:
 
 class TestResumedNotices:
     async def test_resumed_session_line_is_shown_once(self, make_app, workspace: Path, ui) -> None:
-        first = build_session(workspace, Settings(model="openai/gpt-4.1"),
-                              provider=ScriptedProvider([{"content": "hi"}]), interactive=False)
-        first.run_turn("hello", lambda event: None, threading.Event())
-        first.close()
+        first = recorded_session(workspace, "hello")
         with first.journal_path.open("ab") as fh:  # a torn last line: one warning
             fh.write(b'{"kind": "message", "message": {"ro')
         app = started_on(workspace, first.session_id)
@@ -141,10 +147,7 @@ class TestReminderMarks:
 
 class TestPicker:
     async def test_picker_leaves_empty_sessions_out(self, make_app, workspace: Path, ui) -> None:
-        kept = build_session(workspace, Settings(model="openai/gpt-4.1"),
-                             provider=ScriptedProvider([{"content": "hi"}]), interactive=False)
-        kept.run_turn("fix add", lambda event: None, threading.Event())
-        kept.close()
+        kept = recorded_session(workspace, "fix add")
         empty = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]),
                               interactive=False)
         empty.prepare()  # launched, nothing typed: journaled but empty

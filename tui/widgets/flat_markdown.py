@@ -10,17 +10,18 @@ costs one widget, and new text that adds no line is a repaint without a layout p
 from __future__ import annotations
 
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.segment import Segment
 from rich.markdown import CodeBlock as RichCodeBlock
 from rich.markdown import Heading as RichHeading
 from rich.markdown import Markdown as RichMarkdown
-from rich.syntax import Syntax
+from rich.segment import Segment
 from rich.style import Style
+from rich.syntax import Syntax
 from rich.text import Text
 from rich.theme import Theme as RichTheme
 from textual.color import Color, ColorParseError
 from textual.selection import Selection
 from textual.strip import Strip
+from textual.theme import BUILTIN_THEMES
 from textual.theme import Theme as TextualTheme
 from textual.widget import Widget
 
@@ -37,7 +38,6 @@ class _SeamCodeBlock(RichCodeBlock):
     as one code block."""
 
     top_padding = bottom_padding = 1
-    keep_blank_tail = False
 
     @classmethod
     def create(cls, markdown: RichMarkdown, token) -> "_SeamCodeBlock":
@@ -47,12 +47,13 @@ class _SeamCodeBlock(RichCodeBlock):
             block.top_padding = 0
         if getattr(markdown, "code_continues_below", False) and end >= markdown.markup.count("\n"):
             block.bottom_padding = 0
-            block.keep_blank_tail = True  # blank code lines before the seam stay
         return block
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         code = str(self.text)
-        code = code[:-1] if self.keep_blank_tail and code.endswith("\n") else code.rstrip()
+        # Blank code lines before a seam stay (they continue in the next part); at the end of
+        # a code block rich drops them.
+        code = code[:-1] if self.bottom_padding == 0 and code.endswith("\n") else code.rstrip()
         if not code and self.top_padding == 0:
             # Only blank code lines (dropped, as rich drops them at a block's end) and the
             # closing fence followed the seam: draw just the bottom padding.
@@ -164,8 +165,7 @@ def warm_up() -> None:
     paint, so the first reply does not stall the event loop on those imports. Never raises."""
     try:
         render_markdown("# a\n\n- `b` **c**\n\n```python\nx = 1\n```\n", 40,
-                        {"primary": "#6CA6E8", "accent": "#E8B46C", "muted": "#888888",
-                         "panel": "#222222"})
+                        theme_colours(BUILTIN_THEMES["textual-dark"]))
     except Exception:  # noqa: BLE001 - a warm-up failing only means the first reply imports
         pass
 
