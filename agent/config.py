@@ -67,11 +67,15 @@ class CompactionSettings(BaseModel):
     mode: Literal["off", "auto", "manual"] = Field("auto", description="off, auto or manual (/compact only).")
     threshold: float = Field(0.8, description="Fraction of the context window that triggers auto-compaction.")
     warn_at: float = Field(0.6, description="Fraction of the context window at which the meter warns.")
-    strip_reasoning_after_turns: int = Field(3, ge=0, description="Prune reasoning older than N user turns; 0 = off.")
+    strip_reasoning_after_turns: int = Field(3, ge=0, description="Prune reasoning older than N user turns; 0 = off. Used only when set and strip_reasoning_after_steps is not.")
+    strip_reasoning_after_steps: int | None = Field(None, ge=0, description="Prune reasoning older than N assistant steps at compaction; 0 = off; unset = 3 (unless strip_reasoning_after_turns is set). Wins over strip_reasoning_after_turns.")
     aggregate_developer_loops: bool = Field(True, description="Collapse long edit/exec runs at compaction.")
     max_loop_steps_before_aggregate: int = Field(5, ge=2, description="Run length that triggers aggregation.")
     developer_capabilities: list[str] = Field(["mutating", "exec"], description="Tool capabilities counted as developer-loop steps.")
-    keep_last_messages: int = Field(10, ge=0, description="Messages kept verbatim at compaction (moved to whole tool pairs).")
+    keep_last_messages: int = Field(10, ge=0, description="Deprecated: the least number of messages kept verbatim at compaction (the kept part is sized by keep_tail_fraction).")
+    keep_tail_fraction: float = Field(0.3, gt=0, le=0.9, description="Share of the context window kept verbatim at compaction (tokens, whole tool pairs; large results in it are stubbed).")
+    target_fraction: float = Field(0.5, gt=0, le=0.9, description="After a compaction the request is at most this share of the context window.")
+    min_steps_between: int = Field(3, ge=0, description="No auto-compaction within this many model calls of the previous one unless the request is over the window (counted as thrash).")
     error_output_cap_chars: int = Field(2000, ge=0, description="Characters of each error output kept verbatim at compaction (0 = no cap).")
 
 

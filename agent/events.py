@@ -141,6 +141,12 @@ class CompactionDone(_Event):
     summarized: int = 0
     pruned: int = 0
     aggregated: int = 0
+    #: Kept tool results cut to head + tail + a pointer to their saved full output.
+    stubbed: int = 0
+    #: This compaction came within ``min_steps_between`` model calls of the previous one.
+    thrash: bool = False
+    #: Names of the items pinned by code in the summary message (task, plan, test state...).
+    pinned: list[str] = Field(default_factory=list)
 
 
 class GuardTriggered(_Event):

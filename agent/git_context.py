@@ -315,6 +315,40 @@ def _status_facts(git: _Git, facts: dict, cap_chars: int) -> None:
         raise _GitError(f"git status did not finish within {git.timeout_s:g} s; the listing is partial")
 
 
+def dirty_paths(cwd: Path | str, *, timeout_s: float = 2.0, max_bytes: int = 256 * 1024) -> set[str] | None:
+    """Paths (relative to the repository root, ``/``-separated) that ``git status`` lists as
+    changed, staged, deleted or untracked (every untracked file, not folders), for the list of
+    files a session changed. ``None`` outside a repository or when git fails or runs out of
+    ``timeout_s`` seconds; a listing cut at ``max_bytes`` bytes gives the paths read so far."""
+    folder = Path(cwd)
+    if not folder.is_dir():
+        return None
+    git = _Git(folder, time.monotonic() + timeout_s, timeout_s)
+    try:
+        top = git.run("rev-parse", "--show-toplevel")
+        if top.returncode != 0 or top.timed_out:
+            return None
+        git.cwd = Path(os.fsdecode(top.stdout.rstrip(b"\n")))
+        result = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", max_bytes=max_bytes)
+    except _GitError:
+        return None
+    if result.returncode not in (0, None) and not result.stdout:
+        return None
+    paths: set[str] = set()
+    entries = result.stdout.split(b"\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        status, path = entry[:2], entry[3:]
+        paths.add(os.fsdecode(path))
+        if status[:1] in (b"R", b"C"):
+            i += 1  # the source path of a rename or copy follows
+    return paths
+
+
 def cap_status(raw: bytes, cap_chars: int, *, complete: bool) -> str:
     """Return status lines from ``raw`` fitting in ``cap_chars`` characters (whole lines only; a
     single over-long first line is cut), plus ``... N more entries omitted`` when lines were left

@@ -37,7 +37,9 @@ from .events import (
     ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
     TurnStarted,
 )
-from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage
+from .messages import (
+    AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage, UserOrigin,
+)
 from .permissions import denial_message, gate, touches_protected_path
 from .reminders import ReadFileStamps, ReminderEngine
 from .providers.base import ModelRequest, Provider, ProviderError
@@ -156,15 +158,17 @@ class Agent:
 
     # -------------------------------------------------------------------------------------- turn
     def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event, *,
-                 message_id: str | None = None) -> TurnFinished:
+                 message_id: str | None = None, origin: UserOrigin = "user") -> TurnFinished:
         """Run one user turn to its end and return the ``TurnFinished`` event (also emitted).
 
         ``message_id`` (optional) is the id of the turn's user message, so a record journaled
         before the turn can name it (the planner's ``approved`` record); a new id otherwise.
-        Never raises for model or tool failures: they become events and a stop reason.
+        ``origin``: who wrote the prompt (``plan_execution`` for the planner's instruction to
+        carry out a plan: compaction pins the plan, not that message). Never raises for model or
+        tool failures: they become events and a stop reason.
         """
         emit(TurnStarted(session_id=self.session_id, model=self.model, prompt=prompt))
-        self._append(UserMessage(content=prompt, **({"id": message_id} if message_id else {})), emit)
+        self._append(UserMessage(content=prompt, origin=origin, **({"id": message_id} if message_id else {})), emit)
         self.guard.reset()
         self.reminders.start_turn()
         if self.checkpoints is not None:
@@ -250,14 +254,26 @@ class Agent:
             if exc.kind != "context_window" or cancel.is_set():
                 raise
             emit(Notice(message="The request exceeded the model's context window: compacting and retrying once."))
-            if self.compact(None, emit, cancel) is None:
+            if self.compactor.compact(None, emit, cancel, min_saving=0.0) is None:
                 raise ProviderError("context_window", f"{exc.message}; compaction could not make room") from exc
             return self._call_model(emit, cancel)
 
     def _call_model(self, emit: Emit, cancel: threading.Event) -> AssistantMessage:
+        """Send the next request and assemble the reply. A request over the hard limit (window
+        minus reserved output, as the budget counts) is never sent: the compactor makes room
+        first, and when it cannot, a ``context_window`` ``ProviderError`` is raised instead."""
+        limit = self.compactor.request_limit()
+        if limit is not None and self.compactor.request_tokens() > limit:
+            if not self.compactor.make_room(emit, cancel):
+                tokens = self.compactor.request_tokens()
+                raise ProviderError("context_window", (
+                    f"the request holds {tokens} tokens and cannot be brought under the limit of {limit} "
+                    f"(the context window minus the tokens reserved for the reply), even after compaction; "
+                    "start a new session (/clear) or use a model with a larger window"))
         request = self.build_request()
         self._sent_view = self.context_view()
         self._sent_count = len(self._sent_view)
+        self.compactor.note_request()
         window = self.context_window()
         estimate = self.budget.estimate(self.system_prompt, self._sent_view, request.tools)
         if window:

@@ -92,11 +92,19 @@ class SystemMessage(_Record):
         return {"role": "system", "content": self.content}
 
 
+#: Where a user-role message came from: typed by the ``user``; the instruction that starts
+#: carrying out an approved plan (``plan_execution``: the plan is pinned by itself, not this
+#: message); a ``mode`` message (Plan/Act rules); a compaction ``summary``.
+UserOrigin = Literal["user", "plan_execution", "mode", "summary"]
+
+
 class UserMessage(_Record):
-    """A message typed by the user (or a synthetic user-side notice)."""
+    """A user-role message: typed by the user, or written by the agent on the user's side (see
+    ``origin``; only ``role`` and ``content`` are sent to the model)."""
 
     role: Literal["user"] = "user"
     content: str
+    origin: UserOrigin = "user"
 
     def to_openai(self) -> dict[str, Any]:
         """Return ``{"role": "user", "content": str}``."""

@@ -29,6 +29,19 @@ if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the T
     from .loop import Agent
     from .planner import Plan, PlanController, PlanResult
 
+def _with_plan_prompt_origin(messages: list, records: list[dict]) -> list:
+    """``messages`` with the plan-execution prompts of a journal written before user messages
+    carried their ``origin`` marked as such (``planner.plan_prompts_from_journal``)."""
+    from .messages import UserMessage
+    from .planner import plan_prompts_from_journal
+
+    ids = plan_prompts_from_journal(records)
+    if not ids:
+        return list(messages)
+    return [m.model_copy(update={"origin": "plan_execution"})
+            if isinstance(m, UserMessage) and m.id in ids and m.origin == "user" else m for m in messages]
+
+
 EMBEDDED_NOTICE = ("Using the embedded SmolLM2-135M: a small local model for trying the app offline, with "
                    "read-only tools and few steps. Real work wants a real model: set OPENAI_API_KEY, "
                    "ANTHROPIC_API_KEY or GEMINI_API_KEY, or pass --model.")
@@ -74,6 +87,7 @@ class AgentSession:
         self._plans: "PlanController | None" = None  # Plan mode state, created on first use
         self._prepare_lock = threading.Lock()
         self._permission_rules = None  # agent/permission_rules.PermissionRules, created on first use
+        self._dirty_at_start: set[str] | None = None  # git's changed paths when the session started
 
     # ---------------------------------------------------------------------------------- facts
     @property
@@ -106,7 +120,7 @@ class AgentSession:
 
         Idempotent and thread-safe; slow the first time (seconds).
         """
-        from .git_context import git_snapshot
+        from .git_context import dirty_paths, git_snapshot
         from .providers.model_info import lookup_model_info
         from .workspace import ensure_app_folder_excluded
 
@@ -123,10 +137,12 @@ class AgentSession:
             if self.git is None:
                 ensure_app_folder_excluded(self.workspace)
                 self.git = git_snapshot(self.workspace)
+                # what git lists as changed now is not the session's doing (changed-files pin)
+                self._dirty_at_start = dirty_paths(self.workspace) if self.git.is_repo else None
             self.agent = self._build_agent(info)
             if self._restore_pending and self.resumed is not None:
                 self._restore_pending = False
-                self.agent.history = list(self.resumed.messages)
+                self.agent.history = _with_plan_prompt_origin(self.resumed.messages, self.resumed.records)
                 if self.resumed.plan is not None:
                     self.plans.plan = self.resumed.plan
                 compactions = [r for r in self.resumed.records if r.get("kind") == "compaction"]
@@ -190,7 +206,20 @@ class AgentSession:
             agent.budget.text_counter = token_counter_for(self.model)
         # The active plan survives compaction verbatim (pinned by code, not by the summariser).
         agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None
+        agent.compactor.changed_files_source = self.files_changed_by_commands
         return agent
+
+    def files_changed_by_commands(self) -> list[str]:
+        """Files git lists as changed now that it did not list at session start (what bash and
+        other commands changed; the tools' own changes are known from their calls), sorted;
+        ``[]`` outside a repository or when git fails. Paths relative to the repository root."""
+        from .git_context import dirty_paths
+
+        start = getattr(self, "_dirty_at_start", None)
+        if start is None:
+            return []
+        now = dirty_paths(self.workspace)
+        return sorted((now or set()) - start)
 
     @property
     def permission_rules(self):

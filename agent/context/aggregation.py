@@ -2,12 +2,20 @@
 
 A *step* here is an assistant message with tool calls plus the results right after it. A step
 is a *developer step* when every call's tool has a developer capability (default: mutating and
-exec). A run of at least ``min_steps`` consecutive developer steps (nothing else between them)
-is replaced by its first step, its last step and a notice appended to the first kept tool result
-(the last result of the first step): how many steps were elided, which tools, files and commands
-they used, which errors they hit (resolved or not) and the final outcome, which is the last test
-run's result when there is one (case C20: a later "4 passed" wins over earlier failures), else
-the last command's. The notice is built by code, so no summariser can get the outcome wrong.
+exec), and a *look-up step* when every call is a read-only tool (read, grep, glob, think). A
+*run* is a sequence of steps that holds at least ``min_steps`` developer steps and only
+developer and look-up steps, starting and ending with a developer step: reading and searching
+the files being worked on between an edit and a test does not end the loop (read -> edit ->
+pytest cycles are the common shape). A user message, a text-only reply or an unknown tool ends
+it.
+
+A run is replaced by its first step (the intent), its last step and a notice appended to the
+first kept tool result: how many steps were elided, which tools, files and commands they used,
+the final outcome with its test counts (the last test run's result when there is one, case C20:
+a later "4 passed" wins over earlier failures; else the last command's), the text of the last
+error that is still current, and the final change of each touched file (a compact diff of the
+last edit, or the size of the last write). The notice is built by code, so no summariser can get
+the outcome wrong.
 
 Runs only at a compaction boundary. Whole steps are removed, so the pairing invariants hold, and
 no user message is touched, so no two user messages become adjacent.
@@ -15,6 +23,7 @@ no user message is touched, so no two user messages become adjacent.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections import Counter
@@ -36,6 +45,11 @@ NOTICE_PREFIX = "[aggregated:"
 #: Characters kept of one error or outcome line in the notice.
 LINE_CAP = 200
 MAX_ERRORS = 5
+#: Characters kept of the last current error's output, and of each file's final-change diff.
+ERROR_TEXT_CAP = 800
+DIFF_CAP = 600
+#: Most files whose final change is shown.
+MAX_DIFFS = 8
 
 _TEST_RE = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|go test|cargo test|npm (run )?test|"
                       r"yarn test|pnpm test|make (test|check)|ctest|rspec|phpunit|gradle test|mvn test|dotnet test)\b")
@@ -76,7 +90,7 @@ def aggregate_developer_loops(messages: Sequence[Any], *, min_steps: int = 5,
     n = len(records)
     while i < n:
         run = _developer_run(records, i, developer_capabilities, capability_of)
-        if len(run) >= min_steps:
+        if len(run) >= 3 and _developer_steps(run, developer_capabilities, capability_of) >= min_steps:
             first, last, elided = run[0], run[-1], run[1:-1]
             notice = build_notice(elided, last)
             out += _with_notice(first, notice)
@@ -99,13 +113,19 @@ def aggregate_developer_loops(messages: Sequence[Any], *, min_steps: int = 5,
 
 def _developer_run(records: Sequence[Message], start: int, capabilities: Collection[str],
                    capability_of: Callable[[str], str | None]) -> list[list[Message]]:
-    """The developer steps starting at ``start`` (empty when ``records[start]`` does not begin one)."""
+    """The steps of the run starting at ``start`` (empty when ``records[start]`` does not begin
+    a developer step). Look-up steps are included only between developer steps."""
     run: list[list[Message]] = []
     i = start
+    last_developer = 0  # steps in ``run`` up to and including the last developer step
     while i < len(records):
         m = records[i]
-        if not (isinstance(m, AssistantMessage) and m.tool_calls
-                and all(capability_of(tc.name) in capabilities for tc in m.tool_calls)):
+        if not (isinstance(m, AssistantMessage) and m.tool_calls):
+            break
+        kinds = {capability_of(tc.name) for tc in m.tool_calls}
+        developer = all(capability_of(tc.name) in capabilities for tc in m.tool_calls)
+        lookup = kinds == {"read"} and bool(run)
+        if not (developer or lookup):
             break
         j = i + 1
         while j < len(records) and isinstance(records[j], ToolResultMessage):
@@ -114,15 +134,37 @@ def _developer_run(records: Sequence[Message], start: int, capabilities: Collect
         if [r.tool_call_id for r in results] != [tc.id for tc in m.tool_calls]:  # type: ignore[union-attr]
             break  # an incomplete or unpaired step is left for repair_history, never collapsed
         run.append(list(records[i:j]))
+        if developer:
+            last_developer = len(run)
         i = j
-    return run
+    return run[:last_developer]
+
+
+def _developer_steps(run: list[list[Message]], capabilities: Collection[str],
+                     capability_of: Callable[[str], str | None]) -> int:
+    return sum(1 for step in run
+               if all(capability_of(tc.name) in capabilities for tc in step[0].tool_calls))  # type: ignore[union-attr]
+
+
+_EARLIER_RE = re.compile(r"\[aggregated: (\d+) ")
 
 
 def _with_notice(step: list[Message], notice: str) -> list[Message]:
-    """``step`` with ``notice`` appended to its last tool result (a copy with the same id)."""
+    """``step`` with ``notice`` appended to its last tool result (a copy with the same id).
+
+    A result that carries notices of earlier compactions keeps only the new one, which names how
+    many steps the earlier ones had elided, so repeated compactions of one long loop do not grow
+    the kept first step."""
     last = step[-1]
     assert isinstance(last, ToolResultMessage)
-    return step[:-1] + [last.model_copy(update={"content": (last.content.rstrip() + "\n\n" + notice).lstrip()})]
+    content = last.content
+    cut = content.find(NOTICE_PREFIX)
+    if cut != -1:
+        earlier = sum(int(n) for n in _EARLIER_RE.findall(content[cut:]))
+        content = content[:cut]
+        if earlier:
+            notice += f" [{earlier} steps before those were elided at earlier compactions.]"
+    return step[:-1] + [last.model_copy(update={"content": (content.rstrip() + "\n\n" + notice).lstrip()})]
 
 
 def _args(call) -> dict[str, Any]:
@@ -155,6 +197,28 @@ def _error_line(text: str) -> str:
     return _one_line(text or "(error)")
 
 
+def _capped(text: str, cap: int) -> str:
+    """``text`` cut to about ``cap`` characters, keeping its head and its tail."""
+    if len(text) <= cap:
+        return text
+    head = cap // 3
+    return text[:head] + f"\n[... {len(text) - cap} characters ...]\n" + text[len(text) - (cap - head):]
+
+
+def _change_text(name: str, args: dict[str, Any]) -> str:
+    """A compact description of what a successful file-changing call did: a unified diff of an
+    edit's old and new text (capped), or the size of a write; ``""`` for other tools."""
+    old, new = args.get("old_string"), args.get("new_string")
+    if isinstance(old, str) and isinstance(new, str):
+        diff = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
+        lines = [line for line in diff if not line.startswith(("---", "+++"))]
+        return _capped("\n".join(lines), DIFF_CAP) if lines else ""
+    content = args.get("content")
+    if isinstance(content, str):
+        return f"(written whole: {len(content.splitlines())} lines, {len(content)} characters)"
+    return ""
+
+
 def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
     """The aggregation notice for the ``elided`` steps; ``last_step`` is the kept final step.
 
@@ -167,6 +231,8 @@ def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
     files: list[str] = []
     commands: list[str] = []
     errors: list[str] = []
+    last_error_output = ""
+    final_change: dict[str, str] = {}
     last_test: tuple[str, str, bool] | None = None  # (command, outcome line, failed)
     last_exec: tuple[str, str, bool] | None = None
     for step in elided:
@@ -190,6 +256,11 @@ def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
                     last_test = last_exec
             if failed:
                 errors.append(_error_line(result.content))
+                last_error_output = result.content
+            elif not result.is_error:
+                change = _change_text(call.name, args)
+                if change:
+                    final_change[str(args.get("path") or args.get("file_path"))] = change
     last_call = last_step[0]
     kept_test = any(_TEST_RE.search(str(_args(tc).get("command") or "")) for tc in last_call.tool_calls)  # type: ignore[union-attr]
     final = last_test or last_exec
@@ -206,6 +277,12 @@ def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
         shown = list(dict.fromkeys(errors))[-MAX_ERRORS:]
         label = "Errors seen, resolved by the final outcome below" if resolved else "Errors seen"
         parts.append(f"{label}: " + " | ".join(shown) + ".")
+    if final_change:
+        shown = list(final_change.items())[-MAX_DIFFS:]
+        parts.append("Final change of each file in the elided steps:\n" + "\n".join(
+            f"--- {path}\n{change}" for path, change in shown) + "\n")
+    if last_error_output and not resolved and not kept_test:
+        parts.append("Last error output (current):\n" + _capped(last_error_output, ERROR_TEXT_CAP) + "\n")
     if kept_test:
         parts.append("Final outcome: see the last test run, kept verbatim right after this.")
     elif final is not None:

@@ -1,47 +1,50 @@
-"""LLM-summarised compaction: a new, smaller context view (DESIGN.md 3 and 4, issue 5).
+"""LLM-summarised compaction: a new, smaller context view (DESIGN.md 3 and 4).
 
-``compact`` takes the current view (records or OpenAI dicts; system messages stay in front) and:
+``compact`` takes the current view (records or OpenAI dicts; system messages stay in front) and
+rewrites it in one pass whose result is measured once:
 
-1. repairs it (``repair_history``), prunes old reasoning (``pruning``) and collapses long
-   edit/exec runs (``aggregation``): the lossy rewrites all happen here, in one pass;
-2. splits it: the last ``keep_last`` messages stay verbatim, the split moved earlier so no tool
-   pair is split (a kept part never starts with a tool result) and past a user message that would
-   open the kept part (that message is pinned instead, so no two user messages are adjacent);
+1. repairs it (``repair_history``), prunes old reasoning (``pruning``: by assistant steps, or by
+   user turns with the older setting) and collapses developer loops (``aggregation``);
+2. splits it: the kept tail is sized in tokens (``tail_fraction`` of the window, ref Gemini CLI
+   keeps the last 30%; ``keep_last`` messages at least), never inside a tool pair and past user
+   messages that would open it (they are pinned instead, so no two user messages are adjacent);
+   large tool results in the tail are *stubbed*: head + tail + a pointer to the saved full output;
 3. asks ``summarize`` for a summary of the older part with the sections Task / Progress /
-   Decisions / Errors / Files / State (``SUMMARY_INSTRUCTIONS``);
-4. builds one user message that holds, **by code**: the original task (first user message) and
-   every later user message of the older part verbatim, the approved plan verbatim, the error
-   outputs that no later successful test run resolved (verbatim, each capped), the outcome lines
-   of collapsed loops and the last test run; then the model's summary. A summariser that forgets
-   the goal (case C16) cannot lose it.
+   Decisions / Errors / Files / State (``SUMMARY_INSTRUCTIONS``), the transcript cut to fit the
+   summary call's own budget;
+4. builds one user message (origin ``summary``) that holds, **by code** (``pins.Pins``): the
+   original task, later user instructions, the current plan with its step states, the last
+   unresolved error per test target, the final test state and the files changed; then the
+   model's summary, capped so the new view fits ``target_fraction`` of the window.
+
+When nothing older than the tail is left to summarise (aggregation alone made room), the pruned,
+aggregated and stubbed view is the result, without a summary call. Stages never cancel each
+other: the result is kept when the whole pass saves at least ``min_saving``.
 
 The view is ``[system...] + [summary message] + kept``: it never starts with an assistant or
 tool message, passes ``pairing_ok`` and ends like the input (a tool result mid-turn, so the loop
-resumes with a model call). A failed summary (exception or empty) or one that saves less than
-``min_saving`` of the tokens leaves the view unchanged: ``ok=False`` with a ``notice``.
+resumes with a model call). A failed summary (exception or empty) or a pass that saves less than
+``min_saving`` leaves the view unchanged: ``ok=False`` with a ``notice``.
 
-Token counts are local estimates (``budget.message_tokens``: characters / 4 + overhead per
-message, no margin). Recompaction: a previous summary message in the older part has its pinned
-user messages carried over (not nested) and its model summary given to the summariser.
+Tokens are counted with ``count`` (the agent's budget counter, the one the request builder
+uses); without it, with the budget module's local estimate.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Sequence
 
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
-from .aggregation import (
-    DEFAULT_DEVELOPER_CAPABILITIES, NOTICE_PREFIX, _TEST_RE, _args, _outcome_line, aggregate_developer_loops,
-    default_capability_of, looks_failed,
-)
-from .budget import message_tokens
+from .aggregation import DEFAULT_DEVELOPER_CAPABILITIES, aggregate_developer_loops, default_capability_of
+from .budget import chars_to_tokens, message_tokens
+from .pins import Pins, cap_middle, collect_pins
 from .pruning import prune_reasoning
 from .records import is_dict_list, to_dicts, to_records
 from .repair import repair_history
 
 SUMMARY_HEADER = "[Context summary: the earlier part of this conversation was compacted; the originals are in the session journal.]"
-USER_BLOCK_END = "[end of user messages]"
 MODEL_SUMMARY_HEADING = "## Summary of the earlier work"
 
 SUMMARY_INSTRUCTIONS = """You compact the conversation of a coding agent so it can continue the same work with a smaller context.
@@ -56,10 +59,19 @@ Keep exact paths, names, commands and error messages. Do not invent anything. Do
 
 #: Characters of one message shown to the summariser (head and tail kept).
 TRANSCRIPT_MESSAGE_CAP = 2000
-#: Most error outputs pinned verbatim in the summary message.
-MAX_PINNED_ERRORS = 3
 #: Characters of one later user message pinned verbatim (the original task is never cut).
 USER_MESSAGE_CAP = 8000
+#: A tool result is stubbed only when it holds more than this many tokens.
+STUB_MIN_TOKENS = 400
+#: Characters a stub keeps of the result's head and of its tail.
+STUB_HEAD_CHARS = 600
+STUB_TAIL_CHARS = 1200
+#: Marker that starts the pointer line of a stubbed tool result.
+STUB_MARKER = "[... stubbed at compaction:"
+#: Tokens set aside for the model's summary when sizing the kept tail.
+SUMMARY_RESERVE_TOKENS = 1500
+#: The most tokens the model's summary may keep in the summary message.
+SUMMARY_CAP_TOKENS = 4000
 
 
 @dataclass
@@ -68,12 +80,14 @@ class CompactionResult:
 
     - ``view``: the new view (same kind as the input: records or dicts), or the input unchanged
       when ``ok`` is false.
-    - ``summary``: the model's summary text (``""`` on failure); ``summary_message``: the record
-      that replaced the older part (``None`` on failure).
-    - ``tokens_before`` / ``tokens_after``: local estimates of the views (tokens).
+    - ``summary``: the model's summary text (``""`` on failure or when no summary was needed);
+      ``summary_message``: the record that replaced the older part (``None`` then).
+    - ``tokens_before`` / ``tokens_after``: the views' tokens (``count``), plus ``fixed_tokens``.
     - ``summarized_ids``: ids of the messages replaced by the summary; ``pruned_ids``: kept
       messages whose reasoning was removed; ``aggregated_ids``: messages elided by loop
-      aggregation (anywhere). Ids of dict input are ``d<index>`` unless the dict had an ``id``.
+      aggregation (anywhere); ``stubbed_ids``: kept tool results cut to a stub. Ids of dict input
+      are ``d<index>`` unless the dict had an ``id``.
+    - ``pinned``: names of the items pinned by code in the summary message.
     - ``ok``: the view was rewritten; ``notice``: one line for the user (why not, or what).
     """
 
@@ -85,69 +99,136 @@ class CompactionResult:
     summarized_ids: list[str] = field(default_factory=list)
     pruned_ids: list[str] = field(default_factory=list)
     aggregated_ids: list[str] = field(default_factory=list)
+    stubbed_ids: list[str] = field(default_factory=list)
+    pinned: list[str] = field(default_factory=list)
     ok: bool = False
     notice: str = ""
 
 
-def view_tokens(messages: Sequence[Message]) -> int:
-    """Local token estimate of records (system messages included), unmargined."""
-    return sum(message_tokens(m) for m in messages)
+def view_tokens(messages: Sequence[Message], count: Callable[[Message], int] | None = None) -> int:
+    """Tokens of records (system messages included), counted with ``count`` or the local estimate."""
+    count = count or message_tokens
+    return sum(count(m) for m in messages)
 
 
-def cap_middle(text: str, cap: int) -> str:
-    """``text`` cut to about ``cap`` characters: 30% head, 70% tail, on whole lines when possible,
-    with a marker naming how many characters were left out. ``cap <= 0`` means no cap."""
-    if cap <= 0 or len(text) <= cap:
-        return text
-    head_n, tail_n = int(cap * 0.3), cap - int(cap * 0.3)
-    head, tail = text[:head_n], text[len(text) - tail_n:]
+def stub_tool_result(message: ToolResultMessage, saved_path: str | None) -> ToolResultMessage:
+    """A copy of ``message`` (same id) whose text keeps its first ``STUB_HEAD_CHARS`` and last
+    ``STUB_TAIL_CHARS`` characters, on whole lines, around a pointer to the full output at
+    ``saved_path`` (absolute path, or ``None`` when it could not be saved: the journal has it)."""
+    text = message.content
+    head, tail = text[:STUB_HEAD_CHARS], text[len(text) - STUB_TAIL_CHARS:]
     if "\n" in head[1:]:
         head = head[:head.rfind("\n") + 1]
     if "\n" in tail[:-1]:
         tail = tail[tail.find("\n") + 1:]
-    return f"{head}[... {len(text) - len(head) - len(tail)} characters left out ...]\n{tail}"
+    where = (f"the full output is saved at {saved_path} (read it with offset/limit if you need it)"
+             if saved_path else "the full output is in the session journal")
+    left = len(text) - len(head) - len(tail)
+    marker = f"{STUB_MARKER} {left} characters of this tool result left out; {where} ...]"
+    return message.model_copy(update={"content": f"{head.rstrip(chr(10))}\n{marker}\n{tail}"})
 
 
-def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]]], str], keep_last: int = 10,
-            plan_markdown: str | None = None, focus: str | None = None, strip_reasoning_after_turns: int = 3,
+def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]]], str] | None,
+            keep_last: int = 10, plan_markdown: str | None = None, focus: str | None = None,
+            strip_reasoning_after_turns: int = 3, strip_reasoning_after_steps: int | None = None,
             provider_requires_reasoning: bool = False, aggregate_loops: bool = True, min_loop_steps: int = 5,
             developer_capabilities: Collection[str] = DEFAULT_DEVELOPER_CAPABILITIES,
             capability_of: Callable[[str], str | None] = default_capability_of,
-            error_output_cap_chars: int = 2000, min_saving: float = 0.05) -> CompactionResult:
+            error_output_cap_chars: int = 2000, min_saving: float = 0.05,
+            count: Callable[[Message], int] | None = None, fixed_tokens: int = 0,
+            window_tokens: int | None = None, tail_fraction: float = 0.3, target_fraction: float = 0.5,
+            pins: Pins | None = None, save_full: Callable[[ToolResultMessage], str | None] | None = None,
+            summary_budget_tokens: int | None = None) -> CompactionResult:
     """Compact ``messages`` into a smaller view (module docstring).
 
     ``summarize(request_messages) -> str`` gets OpenAI dicts (a system message with
     ``SUMMARY_INSTRUCTIONS`` and a user message holding the transcript) and returns the summary;
-    it may raise (any exception is caught and reported). ``keep_last``: messages kept verbatim
-    (about; moved to whole tool pairs). ``plan_markdown``: the approved plan, pinned verbatim.
-    ``focus``: what the user wants the summary to keep (``/compact focus``).
+    it may raise (any exception is caught and reported). ``None``: no summary call, only the
+    rewrites of the view (pruning, aggregation, stubbing) with the whole body as the tail.
+    ``keep_last``: messages kept verbatim at least (moved to whole tool pairs).
+    ``plan_markdown``: the current plan, pinned verbatim. ``focus``: what the user wants the
+    summary to keep (``/compact focus``). ``strip_reasoning_after_steps`` (wins when set) /
     ``strip_reasoning_after_turns`` (0 = off), ``provider_requires_reasoning``,
-    ``aggregate_loops``, ``min_loop_steps``, ``developer_capabilities``, ``capability_of``:
-    the pruning and aggregation passes. ``error_output_cap_chars``: characters per pinned error
-    output. ``min_saving``: the fraction of tokens that must be saved. Never raises.
+    ``aggregate_loops``, ``min_loop_steps``, ``developer_capabilities``, ``capability_of``: the
+    pruning and aggregation stages. ``error_output_cap_chars``: characters per pinned error.
+    ``min_saving``: the fraction of tokens the pass must save.
+
+    Sizing (tokens): ``count`` measures one record as sent; ``fixed_tokens`` is the rest of the
+    request (system prompt, tools); ``window_tokens`` (``None``: size the tail by ``keep_last``
+    alone and stub nothing) with ``tail_fraction`` (the kept tail's share) and
+    ``target_fraction`` (what the whole request should fit in afterwards);
+    ``summary_budget_tokens`` caps the summary call's request (default: the window).
+    ``pins``: the items pinned by code, computed from the whole conversation by the caller
+    (default: from ``messages``). ``save_full(result) -> path or None`` saves a tool result
+    before it is stubbed (default: results are stubbed only when they point to a saved file
+    already). Never raises.
     """
+    count = count or message_tokens
     as_dicts = is_dict_list(messages)
     records = to_records(messages) if as_dicts else list(messages)
     systems = [m for m in records if isinstance(m, SystemMessage)]
     body = repair_history([m for m in records if not isinstance(m, SystemMessage)])
-    tokens_before = view_tokens(records)
+    tokens_before = fixed_tokens + view_tokens(records, count)
     unchanged = CompactionResult(view=list(messages), tokens_before=tokens_before, tokens_after=tokens_before)
 
-    body, pruned = prune_reasoning(body, strip_reasoning_after_turns,
+    body, pruned = prune_reasoning(body, strip_reasoning_after_turns, keep_last_steps=strip_reasoning_after_steps,
                                    provider_requires_reasoning=provider_requires_reasoning)
     aggregated: list[str] = []
     if aggregate_loops:
         body, aggregated = aggregate_developer_loops(body, min_steps=min_loop_steps,
                                                      developer_capabilities=developer_capabilities,
                                                      capability_of=capability_of)
-    split = _split_point(body, keep_last)
+    base = fixed_tokens + view_tokens(systems, count)
+    target = None
+    if window_tokens:  # when the fixed part alone nears the target, a fifth of what is left
+        target = max(int(target_fraction * window_tokens), base + int(0.2 * max(0, window_tokens - base)))
+    previous = [m for m in body if _is_summary(m)]
+    if pins is None:
+        pins = collect_pins([m for m in body if not _is_summary(m)], plan_markdown=plan_markdown)
+        if previous and pins.task is not None:  # the task is in the earlier summary's pinned part,
+            pins.instructions.insert(0, pins.task)  # carried over below: what follows it is later
+            pins.task = None
+    elif plan_markdown is not None:
+        pins.plan_markdown = plan_markdown
+    carried = [_pinned_part(m.content) for m in previous[-1:]]
+
+    if summarize is None:
+        split = 0
+    elif window_tokens:
+        # the kept tail: the same share of the window and of what is there now (Gemini CLI keeps
+        # the last 30% of the history), so a manual /compact of a short conversation compacts too
+        tail_budget = int(tail_fraction * min(window_tokens, max(0, tokens_before - base)))
+        pinned_estimate = chars_to_tokens(len(pins.render())) + sum(chars_to_tokens(len(c)) for c in carried)
+        if target is not None:
+            tail_budget = min(tail_budget, target - base - pinned_estimate - SUMMARY_RESERVE_TOKENS)
+        split = _split_by_tokens(body, max(0, tail_budget), keep_last, count)
+    else:
+        split = _split_point(body, keep_last)
     old, kept = body[:split], body[split:]
-    if not any(not isinstance(m, UserMessage) for m in old):
-        unchanged.notice = "Nothing to compact yet: the conversation is shorter than the part kept verbatim."
-        return unchanged
+
+    stubbed: list[str] = []
+    if window_tokens:
+        tail_limit = (target - base) if summarize is None and target is not None else int(tail_fraction * window_tokens)
+        if target is not None:
+            tail_limit = min(tail_limit, target - base)
+        kept, stubbed = _stub_to_fit(kept, tail_limit, count, save_full)
+
+    has_old = any(not isinstance(m, UserMessage) for m in old)
+    if summarize is None or not has_old:
+        if summarize is not None and old:  # only user messages would be summarised: keep them
+            kept, old = old + kept, []
+        new_records = [*systems, *kept]
+        tokens_after = base + view_tokens(kept, count)
+        if not (pruned or aggregated or stubbed) or tokens_after >= tokens_before:
+            unchanged.notice = "Nothing to compact yet: the conversation is shorter than the part kept verbatim."
+            return unchanged
+        return _result(messages, records, new_records, as_dicts, tokens_before, tokens_after, min_saving,
+                       summary="", summary_message=None, old=[], kept=kept, pruned=pruned, aggregated=aggregated,
+                       stubbed=stubbed, pinned=[], unchanged=unchanged)
 
     try:
-        summary = (summarize(summary_request(old, focus)) or "").strip()
+        budget = summary_budget_tokens or (window_tokens if window_tokens else None)
+        summary = (summarize(summary_request(old, focus, budget_tokens=budget)) or "").strip()
     except Exception as exc:  # any summariser failure leaves the context as it was
         unchanged.notice = f"Compaction failed: the summary call failed ({type(exc).__name__}: {exc}); context unchanged."
         return unchanged
@@ -155,26 +236,88 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         unchanged.notice = "Compaction failed: the model returned an empty summary; context unchanged."
         return unchanged
 
-    summary_message = UserMessage(content=build_summary_text(old, summary, plan_markdown, error_output_cap_chars))
-    new_records: list[Message] = [*systems, summary_message, *kept]
-    tokens_after = view_tokens(new_records)
+    kept_ids = [m.id for m in kept]
+    pinned_text = "\n\n".join([*carried, pins.render(kept_ids=kept_ids, error_cap_chars=error_output_cap_chars)])
+    summary_cap = SUMMARY_CAP_TOKENS
+    if target is not None:
+        room = target - base - view_tokens(kept, count) - chars_to_tokens(len(pinned_text)) - 64
+        summary_cap = max(200, min(summary_cap, room))
+    summary_text = _cap_tokens(summary, summary_cap, count)
+    summary_message = UserMessage(content=build_summary_text(pinned_text, summary_text), origin="summary")
+    new_records = [*systems, summary_message, *kept]
+    tokens_after = base + view_tokens([summary_message, *kept], count)
+    return _result(messages, records, new_records, as_dicts, tokens_before, tokens_after, min_saving,
+                   summary=summary, summary_message=summary_message, old=old, kept=kept, pruned=pruned,
+                   aggregated=aggregated, stubbed=stubbed, pinned=_pinned_names(pins, kept_ids, carried),
+                   unchanged=unchanged)
+
+
+def _result(messages: Sequence[Any], records: list[Message], new_records: list[Message], as_dicts: bool,
+            tokens_before: int, tokens_after: int, min_saving: float, *, summary: str,
+            summary_message: UserMessage | None, old: list[Message], kept: list[Message], pruned: list[str],
+            aggregated: list[str], stubbed: list[str], pinned: list[str],
+            unchanged: CompactionResult) -> CompactionResult:
+    """The ``CompactionResult`` of a finished pass, or ``unchanged`` with a notice when it saves
+    less than ``min_saving``."""
     saved = (tokens_before - tokens_after) / tokens_before if tokens_before else 0.0
     if saved < min_saving:
         unchanged.notice = (f"Compaction skipped: it would save only {max(saved, 0.0):.0%} of the context "
                             f"({tokens_before} -> {tokens_after} tokens); context unchanged.")
         return unchanged
-
     kept_ids = {m.id for m in kept}
     if as_dicts:
         origin = {id(r): d for r, d in zip(records, messages)}
         view: list[Any] = [origin[id(m)] if id(m) in origin else to_dicts([m])[0] for m in new_records]
     else:
         view = new_records
+    what = "summarised the older part" if summary_message is not None else "rewrote the view without a summary"
     return CompactionResult(
         view=view, summary=summary, summary_message=summary_message, tokens_before=tokens_before,
         tokens_after=tokens_after, summarized_ids=[m.id for m in old],
-        pruned_ids=[i for i in pruned if i in kept_ids], aggregated_ids=aggregated, ok=True,
-        notice=f"Compacted the context: {tokens_before} -> {tokens_after} tokens ({saved:.0%} saved).")
+        pruned_ids=[i for i in pruned if i in kept_ids], aggregated_ids=aggregated, stubbed_ids=stubbed,
+        pinned=pinned, ok=True,
+        notice=f"Compacted the context ({what}): {tokens_before} -> {tokens_after} tokens ({saved:.0%} saved).")
+
+
+def _is_summary(message: Message) -> bool:
+    return isinstance(message, UserMessage) and (message.origin == "summary"
+                                                 or message.content.startswith(SUMMARY_HEADER))
+
+
+def _pinned_part(content: str) -> str:
+    """The pinned sections of an earlier summary message (between its header and the model's summary)."""
+    text = content[len(SUMMARY_HEADER):] if content.startswith(SUMMARY_HEADER) else content
+    end = text.find(MODEL_SUMMARY_HEADING)
+    return (text[:end] if end != -1 else text).strip("\n")
+
+
+def _pinned_names(pins: Pins, kept_ids: list[str], carried: list[str]) -> list[str]:
+    kept = set(kept_ids)
+    names = []
+    if carried:
+        names.append("earlier pins")
+    if pins.task is not None and pins.task.id not in kept:
+        names.append("task")
+    if any(m.id not in kept for m in pins.instructions):
+        names.append("instructions")
+    if pins.plan_markdown:
+        names.append("plan")
+    if pins.tests.unresolved() or pins.tests.recent_errors():
+        names.append("unresolved errors")
+    if pins.tests.final_state() is not None:
+        names.append("test state")
+    if pins.changed_files:
+        names.append("changed files")
+    return names
+
+
+def _cap_tokens(text: str, cap: int, count: Callable[[Message], int]) -> str:
+    """``text`` middle-cut until it holds at most about ``cap`` tokens (counted as a message)."""
+    tokens = count(UserMessage(content=text))
+    if tokens <= cap:
+        return text
+    chars = int(len(text) * cap / tokens * 0.95)
+    return cap_middle(text, max(200, chars))
 
 
 def _split_point(body: Sequence[Message], keep_last: int) -> int:
@@ -188,109 +331,121 @@ def _split_point(body: Sequence[Message], keep_last: int) -> int:
     return split
 
 
+def _split_by_tokens(body: Sequence[Message], budget: int, keep_last: int, count: Callable[[Message], int]) -> int:
+    """Index where the kept tail starts: the longest suffix within ``budget`` tokens, at least
+    ``keep_last`` messages and at least the last step; never inside a tool pair (a tail never
+    starts with a tool result) and past user messages that would open it."""
+    split = len(body)
+    used = 0
+    while split > 0:
+        tokens = count(body[split - 1])
+        if used + tokens > budget:
+            break
+        split -= 1
+        used += tokens
+    split = min(split, max(0, len(body) - max(0, keep_last)))
+    while 0 < split < len(body) and isinstance(body[split], ToolResultMessage):
+        split += 1  # the pair's assistant message is in the old part: its results go with it
+    if split >= len(body) or not any(isinstance(m, AssistantMessage) for m in body[split:]):
+        # keep the last step whole, whatever its size (it is stubbed to fit)
+        last = max((i for i, m in enumerate(body) if isinstance(m, AssistantMessage)), default=len(body))
+        split = min(split, last)
+    while split < len(body) and isinstance(body[split], UserMessage):
+        split += 1
+    return split
+
+
+def _stub_to_fit(kept: list[Message], limit: int, count: Callable[[Message], int],
+                 save_full: Callable[[ToolResultMessage], str | None] | None) -> tuple[list[Message], list[str]]:
+    """Stub the largest tool results of ``kept`` (oldest first among equals) until it holds at
+    most ``limit`` tokens or nothing large is left; returns the new list and the stubbed ids."""
+    out = list(kept)
+    total = sum(count(m) for m in out)
+    stubbed: list[str] = []
+    candidates = sorted((i for i, m in enumerate(out) if isinstance(m, ToolResultMessage)
+                         and count(m) > STUB_MIN_TOKENS and STUB_MARKER not in m.content),
+                        key=lambda i: -count(out[i]))
+    for i in candidates:
+        if total <= limit:
+            break
+        message = out[i]
+        assert isinstance(message, ToolResultMessage)
+        path = _saved_path_in(message.content)
+        if path is None and save_full is not None:
+            try:
+                path = save_full(message)
+            except Exception:  # saving is best effort; the journal keeps the original anyway
+                path = None
+        new = stub_tool_result(message, path)
+        total += count(new) - count(message)
+        out[i] = new
+        stubbed.append(message.id)
+    return out, stubbed
+
+
+_SAVED_RE = re.compile(r"Full output(?: \([^)]*\))? saved to (?P<path>\S+?);")
+
+
+def _saved_path_in(text: str) -> str | None:
+    """The saved-output path named by a truncation marker in ``text`` (``truncation._marker``), or ``None``."""
+    match = _SAVED_RE.search(text)
+    return match.group("path") if match else None
+
+
 # ------------------------------------------------------------------------------ summariser input
-def render_transcript(messages: Sequence[Message]) -> str:
+def render_transcript(messages: Sequence[Message], message_cap: int = TRANSCRIPT_MESSAGE_CAP) -> str:
     """The older part as plain text for the summariser: one labelled block per message, tool
-    calls with their arguments, each block capped at ``TRANSCRIPT_MESSAGE_CAP`` characters."""
+    calls with their arguments, each block capped at ``message_cap`` characters."""
     blocks = []
     for m in messages:
         if isinstance(m, UserMessage):
-            blocks.append("USER:\n" + cap_middle(m.content, TRANSCRIPT_MESSAGE_CAP * 2))
+            blocks.append("USER:\n" + cap_middle(m.content, message_cap * 2))
         elif isinstance(m, AssistantMessage):
-            lines = [cap_middle(m.content, TRANSCRIPT_MESSAGE_CAP)] if m.content else []
-            lines += [f"-> {tc.name}({cap_middle(tc.arguments, 500)})" for tc in m.tool_calls]
+            lines = [cap_middle(m.content, message_cap)] if m.content else []
+            lines += [f"-> {tc.name}({cap_middle(tc.arguments, min(500, message_cap))})" for tc in m.tool_calls]
             blocks.append("ASSISTANT:\n" + "\n".join(lines))
         elif isinstance(m, ToolResultMessage):
             flag = " [error]" if m.is_error else ""
-            blocks.append(f"RESULT of {m.name or m.tool_call_id}{flag}:\n" + cap_middle(m.content, TRANSCRIPT_MESSAGE_CAP))
+            blocks.append(f"RESULT of {m.name or m.tool_call_id}{flag}:\n" + cap_middle(m.content, message_cap))
     return "\n\n".join(blocks)
 
 
-def summary_request(old: Sequence[Message], focus: str | None = None) -> list[dict[str, Any]]:
-    """The messages of the summarisation call (OpenAI dicts): instructions, then the transcript."""
+def summary_request(old: Sequence[Message], focus: str | None = None, *,
+                    budget_tokens: int | None = None) -> list[dict[str, Any]]:
+    """The messages of the summarisation call (OpenAI dicts): instructions, then the transcript.
+
+    ``budget_tokens``: the most tokens the request may hold (estimated at 3 characters per
+    token, which overcounts dense logs' 2.4-3.8 only slightly and prose's 4 safely): the
+    per-message cap shrinks, then the whole transcript is middle-cut, until it fits."""
     system = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
         system += f"\nThe user asked the summary to focus on: {focus.strip()}"
+    transcript = render_transcript(old)
+    if budget_tokens:
+        chars = max(2000, (budget_tokens - 600) * 3 - len(system))
+        cap = TRANSCRIPT_MESSAGE_CAP
+        while len(transcript) > chars and cap > 200:
+            cap //= 2
+            transcript = render_transcript(old, cap)
+        transcript = cap_middle(transcript, chars)
     return [{"role": "system", "content": system},
-            {"role": "user", "content": "Transcript to summarise:\n\n" + render_transcript(old)}]
+            {"role": "user", "content": "Transcript to summarise:\n\n" + transcript}]
 
 
 # ------------------------------------------------------------------------------ summary message
-def _previous_pinned(message: Message) -> str | None:
-    """The pinned user-message block of an earlier summary message, or ``None``."""
-    if not isinstance(message, UserMessage) or not message.content.startswith(SUMMARY_HEADER):
-        return None
-    text = message.content[len(SUMMARY_HEADER):]
-    end = text.find(USER_BLOCK_END)
-    return text[:end].strip("\n") if end != -1 else None
-
-
-def build_summary_text(old: Sequence[Message], summary: str, plan_markdown: str | None,
-                       error_cap_chars: int) -> str:
-    """The text of the summary message: the pinned parts (by code), then the model's summary."""
-    user_blocks: list[str] = []
-    first_task = True
-    for m in old:
-        if not isinstance(m, UserMessage):
-            continue
-        previous = _previous_pinned(m)
-        if previous is not None:
-            user_blocks.append(previous)
-            first_task = False
-        elif first_task:
-            user_blocks.append("## Original task (verbatim)\n" + m.content)
-            first_task = False
-        else:
-            user_blocks.append("--- later user message (verbatim) ---\n" + cap_middle(m.content, USER_MESSAGE_CAP))
-    parts = [SUMMARY_HEADER, "\n\n".join(user_blocks), USER_BLOCK_END]
-    if plan_markdown and plan_markdown.strip():
-        parts.append("## Approved plan (verbatim; follow it)\n" + plan_markdown.strip())
-    errors, outcomes = _errors_and_outcomes(old, error_cap_chars)
-    if errors:
-        parts.append("## Unresolved error outputs (verbatim, capped)\n" + "\n\n".join(errors))
-    if outcomes:
-        parts.append("## Latest outcomes (computed from the tool results; these win over the summary)\n"
-                     + "\n".join(outcomes))
+def build_summary_text(pinned: str, summary: str) -> str:
+    """The text of the summary message: the header, the ``pinned`` sections (by code), then the
+    model's ``summary`` under ``MODEL_SUMMARY_HEADING``, then how to go on."""
+    parts = [SUMMARY_HEADER]
+    if pinned.strip():
+        parts.append(pinned.strip())
     parts.append(MODEL_SUMMARY_HEADING + "\n" + summary)
     parts.append("Continue the task from here. Do not redo finished steps; check the files if unsure.")
     return "\n\n".join(parts)
 
 
-def _errors_and_outcomes(old: Sequence[Message], cap: int) -> tuple[list[str], list[str]]:
-    """Error outputs after the last passing test run (most recent ``MAX_PINNED_ERRORS``), and
-    outcome lines: aggregation notices' final outcomes and the last test command's result."""
-    calls: dict[str, Any] = {}
-    errors: list[tuple[int, str]] = []
-    outcomes: list[str] = []
-    last_pass = -1
-    last_test: str | None = None
-    for index, m in enumerate(old):
-        if isinstance(m, AssistantMessage):
-            calls = {tc.id: tc for tc in m.tool_calls}
-            continue
-        if not isinstance(m, ToolResultMessage):
-            continue
-        if NOTICE_PREFIX in m.content:
-            notice = m.content[m.content.index(NOTICE_PREFIX):]
-            final = notice.find("Final outcome")
-            outcomes.append("- collapsed loop: " + (notice[final:].rstrip("]") if final != -1 else notice))
-            continue
-        call = calls.get(m.tool_call_id)
-        command = _args(call).get("command") if call is not None else None
-        failed = looks_failed(m.content, m.is_error)
-        if isinstance(command, str) and _TEST_RE.search(command):
-            last_test = f"- last test run: `{' '.join(command.split())[:200]}` -> {_outcome_line(m.content)}"
-            if not failed:
-                last_pass = index
-        if failed:
-            errors.append((index, f"--- {m.name or 'tool'} result ---\n" + cap_middle(m.content, cap)))
-    if last_test:
-        outcomes.append(last_test)
-    unresolved = [text for index, text in errors if index > last_pass][-MAX_PINNED_ERRORS:]
-    return unresolved, outcomes
-
-
 __all__ = [
-    "CompactionResult", "MODEL_SUMMARY_HEADING", "SUMMARY_HEADER", "SUMMARY_INSTRUCTIONS", "build_summary_text",
-    "cap_middle", "compact", "render_transcript", "summary_request", "view_tokens",
+    "CompactionResult", "MODEL_SUMMARY_HEADING", "STUB_MARKER", "SUMMARY_HEADER", "SUMMARY_INSTRUCTIONS",
+    "build_summary_text", "cap_middle", "compact", "render_transcript", "stub_tool_result", "summary_request",
+    "view_tokens",
 ]

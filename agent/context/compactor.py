@@ -5,31 +5,44 @@ conversation (the journal view); the compactor holds what the model sees:
 
 - before any compaction, the history itself;
 - after one, ``compacted`` (the view ``compaction.compact`` produced: summary message + kept
-  messages, pruned and aggregated) followed by every history record appended since. Between
-  boundaries the view only grows, so requests share their prefix (prompt caching works).
+  messages, pruned, aggregated and stubbed) followed by every history record appended since.
+  Between boundaries the view only grows, so requests share their prefix (prompt caching works).
 
-``maybe_compact`` is called by the loop at a safe point (before a model call: every tool call has
-its result) and compacts when ``[compaction] mode`` is ``auto`` and the estimated request passes
-``threshold`` x the context window. ``compact`` (also ``/compact [focus]``) runs the
-summarisation call through the agent's provider (``ModelRequest(purpose="summary")``), journals a
-``{"kind": "compaction"}`` record (summary, ids, tokens, the rewritten records; the originals
-stay in the journal), resets the budget and emits ``CompactionDone``, or a ``Notice`` when the
-compaction failed or would save too little (the view is then unchanged).
+Triggers, at every safe point (before a model call: every tool call has its result), in the
+middle of one long turn as between turns:
+
+- ``maybe_compact``: ``[compaction] mode = "auto"`` and the request passes ``threshold`` x the
+  window (or the hard limit, if lower). Not again within ``min_steps_between`` model calls of
+  the previous compaction unless the request is over the hard limit (that is counted as thrash).
+- ``make_room``: the request about to be sent is over the hard limit (window minus the reserved
+  output): compact whatever the mode, then stub the largest tool results of the whole view; the
+  loop sends only a request that fits.
+- ``compact``: ``/compact [focus]`` and the two above.
+
+A compaction pins by code what must survive (``pins``: task, later instructions, current plan,
+unresolved test failures per target, test state, changed files, computed from the whole history)
+and sizes its kept tail in tokens so the request afterwards is at most ``target_fraction`` of
+the window. It journals a ``{"kind": "compaction"}`` record (summary, ids, tokens, the rewritten
+records; the originals stay in the journal), resets the budget and emits ``CompactionDone``, or
+a ``Notice`` when it failed or would save too little (the view is then unchanged).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..events import CompactionDone, ContextUsage, Emit, Notice
-from ..messages import Message
+from ..messages import Message, ToolResultMessage
 from ..providers.base import ModelRequest, ProviderError
 from ..reply import ReplyAssembler
 from ..retry import call_with_retries
 from .aggregation import default_capability_of
-from .compaction import compact
+from .compaction import CompactionResult, compact
+from .pins import collect_pins
 from .pruning import strip_think_tags
 
 if TYPE_CHECKING:
@@ -38,14 +51,34 @@ if TYPE_CHECKING:
 #: After a failed or useless auto-compaction, retry only once the request grew by this fraction
 #: of the window (each attempt costs a model call).
 RETRY_GROWTH = 0.05
+#: Default output tokens kept free in the window when neither the settings nor the loop's
+#: ``max_tokens`` say: 20% of the window, at most this many tokens.
+DEFAULT_RESERVED_OUTPUT_CAP = 8192
+
+
+def reserved_output_tokens(window: int, *, setting: int | None = None, max_tokens: int | None = None) -> int:
+    """Tokens of the window kept free for the reply: ``setting`` when given, else the loop's
+    ``max_tokens``, else min(20% of ``window``, ``DEFAULT_RESERVED_OUTPUT_CAP``); never more
+    than half the window. All figures are tokens."""
+    if setting is not None:
+        reserved = setting
+    elif max_tokens:
+        reserved = max_tokens
+    else:
+        reserved = min(window // 5, DEFAULT_RESERVED_OUTPUT_CAP)
+    return max(0, min(reserved, window // 2))
 
 
 class Compactor:
     """Context view and compaction for ``agent`` (module docstring).
 
     Attributes: ``compacted`` (the view at the last boundary, or ``None``), ``mark`` (length of
-    ``agent.history`` at that boundary), ``plan_source`` (returns the approved plan's markdown or
-    ``None``; the runtime sets it), ``last`` (the last ``CompactionResult``).
+    ``agent.history`` at that boundary), ``plan_source`` (returns the current plan's markdown or
+    ``None``; the runtime sets it), ``changed_files_source`` (files changed outside the tools'
+    reports, e.g. by bash, from git; the runtime sets it), ``last`` (the last
+    ``CompactionResult``), ``count`` (compactions done), ``thrash`` (compactions forced within
+    ``min_steps_between`` model calls of the previous one), ``requests_since`` (model calls since
+    the last compaction).
     """
 
     def __init__(self, agent: "Agent") -> None:
@@ -53,7 +86,11 @@ class Compactor:
         self.compacted: list[Message] | None = None
         self.mark = 0
         self.plan_source: Callable[[], str | None] = lambda: None
-        self.last = None
+        self.changed_files_source: Callable[[], Iterable[str]] = lambda: ()
+        self.last: CompactionResult | None = None
+        self.count = 0
+        self.thrash = 0
+        self.requests_since: int | None = None  # None: no compaction yet in this process
         self._failed_at: int | None = None  # estimated tokens when auto-compaction last failed
 
     def restore(self, record: dict[str, Any]) -> bool:
@@ -89,60 +126,129 @@ class Compactor:
             return history
         return self.compacted + history[self.mark:]
 
+    # ---------------------------------------------------------------------------------- sizes
+    def request_tokens(self) -> int:
+        """Tokens of the next request (system prompt, view, tools) as the budget counts them."""
+        agent = self.agent
+        return agent.budget.estimate(agent.system_prompt, self.view(), agent._offered_schemas()).tokens
+
+    def request_limit(self) -> int | None:
+        """The largest request that may be sent (tokens): the window minus the reserved output;
+        ``None`` when the window is unknown."""
+        window = self.agent.context_window()
+        if not window:
+            return None
+        settings = self.agent.config.compaction
+        return window - reserved_output_tokens(window, setting=getattr(settings, "reserved_output_tokens", None),
+                                               max_tokens=self.agent.config.max_tokens)
+
+    def note_request(self) -> None:
+        """Count one model call (the thrash guard measures steps between compactions)."""
+        if self.requests_since is not None:
+            self.requests_since += 1
+
     # ------------------------------------------------------------------------------- trigger
     def maybe_compact(self, emit: Emit, cancel: threading.Event) -> CompactionDone | None:
-        """Compact when the mode is ``auto`` and the estimate passes the threshold (see module)."""
+        """Compact when the mode is ``auto`` and the request passes the threshold (module docstring)."""
         agent = self.agent
         settings = agent.config.compaction
         window = agent.context_window()
         if settings.mode != "auto" or not window or cancel.is_set():
             return None
-        tokens = agent.budget.estimate(agent.system_prompt, self.view(), agent._offered_schemas()).tokens
-        if tokens < settings.threshold * window:
+        tokens = self.request_tokens()
+        limit = self.request_limit() or window
+        if tokens < min(settings.threshold * window, limit):
             return None
-        if self._failed_at is not None and tokens < self._failed_at + RETRY_GROWTH * window:
+        over_limit = tokens > limit
+        recent = self.requests_since is not None and self.requests_since < settings.min_steps_between
+        if recent and not over_limit:
             return None
-        done = self.compact(None, emit, cancel)
+        if not over_limit and self._failed_at is not None and tokens < self._failed_at + RETRY_GROWTH * window:
+            return None
+        done = self.compact(None, emit, cancel, thrash=recent)
         self._failed_at = None if done is not None else tokens
         return done
 
+    def make_room(self, emit: Emit, cancel: threading.Event) -> bool:
+        """Bring the next request under ``request_limit()``: compact (any mode), then rewrite the
+        view without a summary, stubbing the largest tool results. Returns whether it fits."""
+        limit = self.request_limit()
+        if limit is None or self.request_tokens() <= limit:
+            return True
+        if cancel.is_set():
+            return False
+        recent = self.requests_since is not None and self.requests_since < self.agent.config.compaction.min_steps_between
+        self.compact(None, emit, cancel, thrash=recent, min_saving=0.0, keep_last=2)
+        if self.request_tokens() <= limit:
+            return True
+        self.compact(None, emit, cancel, summarize=False, min_saving=0.0, target_tokens=int(limit * 0.9), keep_last=2)
+        return self.request_tokens() <= limit
+
     # ------------------------------------------------------------------------------- compact
-    def compact(self, focus: str | None, emit: Emit, cancel: threading.Event | None = None) -> CompactionDone | None:
+    def compact(self, focus: str | None, emit: Emit, cancel: threading.Event | None = None, *,
+                thrash: bool = False, min_saving: float = 0.05, summarize: bool = True,
+                target_tokens: int | None = None, keep_last: int | None = None) -> CompactionDone | None:
         """Compact the view now; returns the emitted ``CompactionDone``, or ``None`` after a notice.
 
-        ``focus``: what the summary should keep (``/compact focus``). Never raises for model errors.
+        ``focus``: what the summary should keep (``/compact focus``). ``thrash``: this
+        compaction comes within ``min_steps_between`` model calls of the previous one (counted).
+        ``summarize=False``: no summary call, only the rewrites of the view (``make_room``).
+        ``target_tokens``: the size to fit (default ``target_fraction`` of the window).
+        ``keep_last``: the least messages kept verbatim (default ``keep_last_messages``; the hard
+        limit passes 2). Never raises for model errors.
         """
         agent = self.agent
         cancel = cancel or threading.Event()
         settings = agent.config.compaction
         tools = agent._offered_schemas()
         view = self.view()
-        tokens_before = agent.budget.estimate(agent.system_prompt, view, tools).tokens
+        budget = agent.budget
+        tokens_before = budget.estimate(agent.system_prompt, view, tools).tokens
+        fixed = budget.estimate(agent.system_prompt, [], tools).tokens
+        margin = max(1.0, budget.margin)
+        window = agent.context_window()
+        sizing_window = int(window / margin) if window else None  # counts below are unmargined
+        target_fraction = settings.target_fraction
+        if target_tokens is not None and sizing_window:
+            target_fraction = min(target_fraction, target_tokens / margin / sizing_window)
+        limit = self.request_limit()
+        pins = collect_pins(agent.history, plan_markdown=self.plan_source(), is_mutating=self._is_mutating,
+                            extra_changed_files=self._changed_files())
+        steps = settings.strip_reasoning_after_steps
+        if steps is None and "strip_reasoning_after_turns" not in settings.model_fields_set:
+            steps = 3
         result = compact(
-            view, summarize=lambda request: self._summarize(request, emit, cancel),
-            keep_last=settings.keep_last_messages, plan_markdown=self.plan_source(), focus=focus,
-            strip_reasoning_after_turns=settings.strip_reasoning_after_turns,
+            view, summarize=(lambda request: self._summarize(request, emit, cancel)) if summarize else None,
+            keep_last=settings.keep_last_messages if keep_last is None else keep_last, focus=focus,
+            strip_reasoning_after_turns=settings.strip_reasoning_after_turns, strip_reasoning_after_steps=steps,
             provider_requires_reasoning=agent.config.send_reasoning_back,
             aggregate_loops=settings.aggregate_developer_loops,
             min_loop_steps=settings.max_loop_steps_before_aggregate,
             developer_capabilities=frozenset(settings.developer_capabilities),
-            capability_of=self._capability_of, error_output_cap_chars=settings.error_output_cap_chars)
+            capability_of=self._capability_of, error_output_cap_chars=settings.error_output_cap_chars,
+            min_saving=min_saving, count=budget.message_tokens, fixed_tokens=int(fixed / margin),
+            window_tokens=sizing_window, tail_fraction=settings.keep_tail_fraction,
+            target_fraction=target_fraction, pins=pins, save_full=self._save_full,
+            summary_budget_tokens=int(limit / margin) if limit else None)
         self.last = result
         if not result.ok:
             emit(Notice(message=result.notice))
             return None
         originals = {id(m) for m in view}
         self.compacted, self.mark = list(result.view), len(agent.history)
-        agent.budget.reset()
-        tokens_after = agent.budget.estimate(agent.system_prompt, self.compacted, tools).tokens
+        budget.reset()
+        tokens_after = budget.estimate(agent.system_prompt, self.compacted, tools).tokens
+        self.count += 1
+        self.thrash += int(thrash)
+        self.requests_since = 0
         if agent.journal is not None:
             agent.journal.append(_journal_record(result, focus, tokens_before, tokens_after, self.mark,
-                                                 [m for m in result.view if id(m) not in originals]))
+                                                 [m for m in result.view if id(m) not in originals], thrash))
         event = CompactionDone(tokens_before=tokens_before, tokens_after=tokens_after,
                                summarized=len(result.summarized_ids), pruned=len(result.pruned_ids),
-                               aggregated=len(result.aggregated_ids))
+                               aggregated=len(result.aggregated_ids), stubbed=len(result.stubbed_ids),
+                               thrash=thrash, pinned=list(result.pinned))
         emit(event)
-        window = agent.context_window()
         if window:
             emit(ContextUsage(used_tokens=tokens_after, window_tokens=window, approximate=True))
         return event
@@ -150,6 +256,27 @@ class Compactor:
     def _capability_of(self, name: str) -> str | None:
         tool = self.agent.registry.get(name)
         return tool.capability.value if tool is not None else default_capability_of(name)
+
+    def _is_mutating(self, name: str) -> bool:
+        return self._capability_of(name) == "mutating"
+
+    def _changed_files(self) -> list[str]:
+        try:
+            return list(self.changed_files_source())
+        except Exception:  # a git problem must not stop a compaction
+            return []
+
+    def _save_full(self, message: ToolResultMessage) -> str | None:
+        """Save a tool result's full text before it is stubbed; returns the absolute path."""
+        folder = Path(self.agent.output_dir)
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in message.tool_call_id)[:64] or "call"
+        path = folder / f"tool-output-{safe}-context.txt"
+        if not path.exists():
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
+                handle.write(message.content)
+        return str(path.resolve())
 
     def _summarize(self, messages: list[dict[str, Any]], emit: Emit, cancel: threading.Event) -> str:
         """One summarisation call through the agent's provider (retried like main calls)."""
@@ -169,8 +296,8 @@ class Compactor:
                                  instant=getattr(agent.provider, "instant_retries", False))
 
 
-def _journal_record(result, focus: str | None, tokens_before: int, tokens_after: int, mark: int,
-                    rewritten: list[Message]) -> dict[str, Any]:
+def _journal_record(result: CompactionResult, focus: str | None, tokens_before: int, tokens_after: int, mark: int,
+                    rewritten: list[Message], thrash: bool = False) -> dict[str, Any]:
     """The ``{"kind": "compaction"}`` journal record: enough to rebuild the view on resume and to
     show the inspector what replaced what (``rewritten``: the summary and the changed records)."""
     return {
@@ -179,9 +306,10 @@ def _journal_record(result, focus: str | None, tokens_before: int, tokens_after:
         "summary": result.summary, "history_length": mark,
         "view_ids": [m.id for m in result.view],
         "summarized_ids": result.summarized_ids, "pruned_ids": result.pruned_ids,
-        "aggregated_ids": result.aggregated_ids,
+        "aggregated_ids": result.aggregated_ids, "stubbed_ids": result.stubbed_ids,
+        "pinned": result.pinned, "thrash": thrash,
         "rewritten": [m.model_dump(mode="json") for m in rewritten],
     }
 
 
-__all__ = ["Compactor", "RETRY_GROWTH"]
+__all__ = ["Compactor", "DEFAULT_RESERVED_OUTPUT_CAP", "RETRY_GROWTH", "reserved_output_tokens"]

@@ -1,8 +1,12 @@
 """Reasoning pruning: drop old chain-of-thought from the context view (DESIGN.md 3 and 4).
 
 ``prune_reasoning`` removes ``<think>...</think>`` spans (also ``<thinking>``) from the text of
-assistant messages older than the last N user turns, and their ``reasoning_content`` field. It
-runs only at a compaction boundary, so the prompt prefix stays stable between boundaries.
+assistant messages older than the last N assistant steps (``keep_last_steps``; a long autonomous
+task has one user turn and hundreds of steps) or, with the older setting, the last N user turns,
+and their ``reasoning_content`` field. It runs only at a compaction boundary, so the prompt
+prefix stays stable between boundaries. Anthropic's signed thinking blocks (``thinking_blocks``
+of OpenAI-format dicts) of the current turn are never touched: the API rejects a tool-use turn
+whose thinking was changed.
 
 Rules for the text (``strip_think_tags``):
 
@@ -150,29 +154,50 @@ def _role(message: Any) -> str | None:
     return message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
 
 
-def prune_reasoning(messages: Sequence[Any], keep_last_turns: int, *,
-                    provider_requires_reasoning: bool = False) -> tuple[list[Any], list[str]]:
-    """Strip reasoning from assistant messages older than the last ``keep_last_turns`` user turns.
+def _step_boundary(messages: Sequence[Any], keep_last_steps: int) -> int:
+    """Index of the ``keep_last_steps``-th last assistant message (0 = none older)."""
+    seen = 0
+    for index in range(len(messages) - 1, -1, -1):
+        if _role(messages[index]) == "assistant":
+            seen += 1
+            if seen == keep_last_steps:
+                return index
+    return 0
 
-    ``messages``: records (``agent.messages``) or OpenAI dicts, system messages allowed. Turns are
-    counted from the last user message backwards, so the current turn is never touched;
-    ``keep_last_turns <= 0`` (the setting's "off") or ``provider_requires_reasoning`` (DeepSeek
-    thinking with tool calls needs it sent back) returns the input unchanged.
+
+def prune_reasoning(messages: Sequence[Any], keep_last_turns: int = 3, *,
+                    provider_requires_reasoning: bool = False,
+                    keep_last_steps: int | None = None) -> tuple[list[Any], list[str]]:
+    """Strip reasoning from assistant messages older than the last ``keep_last_steps`` assistant
+    steps (when given) or else the last ``keep_last_turns`` user turns.
+
+    ``messages``: records (``agent.messages``) or OpenAI dicts, system messages allowed. Counting
+    goes backwards from the end, so the latest steps are never touched; a count ``<= 0`` (the
+    settings' "off") or ``provider_requires_reasoning`` (DeepSeek thinking with tool calls needs
+    it sent back) returns the input unchanged. Dicts of the current turn (after the last user
+    message) that carry ``thinking_blocks`` are left whole (Anthropic signed thinking).
 
     Returns ``(new_messages, pruned_ids)``: a new list where changed messages are copies (records
     keep their ``id``) and unchanged ones are the same objects; ``pruned_ids`` lists the ids of
     the changed messages (for dicts: their ``id`` key, else ``"#<index>"``). Never raises.
     """
     out = list(messages)
-    if keep_last_turns <= 0 or provider_requires_reasoning:
+    count = keep_last_steps if keep_last_steps is not None else keep_last_turns
+    if count <= 0 or provider_requires_reasoning:
         return out, []
-    boundary = _user_turn_boundary(messages, keep_last_turns)
+    if keep_last_steps is not None:
+        boundary = _step_boundary(messages, keep_last_steps)
+    else:
+        boundary = _user_turn_boundary(messages, keep_last_turns)
+    last_user = max((i for i, m in enumerate(messages) if _role(m) == "user"), default=-1)
     pruned: list[str] = []
     for index in range(boundary):
         m = messages[index]
         if _role(m) != "assistant":
             continue
         if isinstance(m, dict):
+            if index > last_user and m.get("thinking_blocks"):
+                continue
             new = _prune_dict(m)
             if new is not None:
                 out[index] = new

@@ -63,10 +63,40 @@ def test_failing_final_state_is_reported_as_failing():
     assert "FAILING" in notice and "2 failed" in notice
 
 
-def test_read_steps_break_runs():
-    msgs = loop(4) + step(50, "read", {"path": "x"}, "text") + loop(4)[1:]
+def test_reads_between_edits_and_tests_do_not_break_a_run():
+    """read -> edit -> pytest cycles are one developer loop: the look-ups inside it are elided too."""
+    msgs = loop(4) + step(50, "read", {"path": "src/m0.py"}, "text") + step(51, "grep", {"pattern": "a"}, "m0.py:1") \
+        + loop(4)[1:]
     out, ids = aggregate_developer_loops(msgs, min_steps=5)
-    assert ids == []
+    assert msgs[9].id in ids and msgs[11].id in ids  # the read and grep steps' calls are among the elided
+    assert out[1] is msgs[1] and out[-2:] == msgs[-2:] and pairing_ok(to_dicts(out))
+    notice = out[2].content
+    assert "read x1" in notice and "grep x1" in notice
+
+
+def test_a_text_reply_or_a_trailing_read_ends_a_run():
+    text_between = loop(4) + [AssistantMessage(content="Let me think about the design.")] + loop(4)[1:]
+    assert aggregate_developer_loops(text_between, min_steps=5)[1] == []
+    trailing = loop(8) + step(60, "read", {"path": "src/m0.py"}, "text")
+    out, ids = aggregate_developer_loops(trailing, min_steps=5)
+    assert out[-2:] == trailing[-2:] and trailing[-2].id not in ids  # the read after the run stays
+
+
+def test_notice_keeps_the_final_change_of_each_file_and_the_current_error():
+    msgs = [UserMessage(content="fix it")]
+    msgs += step(0, "edit", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}, "ok")
+    msgs += step(1, "bash", {"command": "pytest -q"}, "E   AssertionError: boom\n1 failed", is_error=True)
+    msgs += step(2, "edit", {"path": "a.py", "old_string": "x = 2", "new_string": "x = 3"}, "ok")
+    msgs += step(3, "bash", {"command": "pytest -q"}, "E   AssertionError: still\n1 failed", is_error=True)
+    msgs += step(4, "write", {"path": "b.py", "content": "print(1)\nprint(2)\n"}, "ok")
+    msgs += step(5, "bash", {"command": "python b.py"}, "Traceback (most recent call last):\nNameError: nope",
+                 is_error=True)
+    msgs += step(6, "edit", {"path": "README.md", "old_string": "a", "new_string": "b"}, "ok")
+    out, ids = aggregate_developer_loops(msgs, min_steps=5)
+    notice = out[2].content
+    assert "-x = 2\n+x = 3" in notice and "x = 1" not in notice.split("Final change")[1].split("b.py")[0]
+    assert "--- b.py\n(written whole: 2 lines" in notice
+    assert "Last error output (current):\nTraceback" in notice and "NameError: nope" in notice
 
 
 def test_custom_capabilities_and_unknown_tools():

@@ -100,7 +100,7 @@ def test_plan_and_unresolved_errors_pinned_resolved_dropped():
     assert "1. [ ] step one (a.py)" in text
     assert "no such file late.py" in text  # after the last passing test: unresolved, verbatim
     assert "ValueError: early" not in text  # resolved by the later passing run
-    assert "last test run: `pytest -q` -> 3 passed" in text
+    assert "widest run, latest: `pytest -q` -> passing (3 passed)" in text
 
 
 def test_error_outputs_capped():
@@ -148,7 +148,9 @@ def test_pruning_and_aggregation_run_in_the_same_pass():
     for i in range(6):
         msgs += read_step(i, content="ok", name="edit", args={"path": "a.py"})
     r = compact(msgs, summarize=ok_summary, keep_last=100, strip_reasoning_after_turns=1, min_saving=0.0)
-    assert not r.ok  # everything is kept verbatim: nothing to summarise
+    # nothing older than the kept part to summarise: the pruned and aggregated view is the result
+    assert r.ok and r.summary_message is None and len(r.aggregated_ids) == 8 and r.summarized_ids == []
+    assert compact(msgs, summarize=ok_summary, keep_last=100, strip_reasoning_after_turns=1).ok is False  # < 5% saved
     # After aggregation 13 messages remain; keep 11 -> u1, a1 and u2 (pinned) are summarised.
     r = compact(msgs, summarize=ok_summary, keep_last=11, strip_reasoning_after_turns=1, min_saving=0.0)
     assert r.ok and len(r.aggregated_ids) == 8

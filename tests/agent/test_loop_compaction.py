@@ -101,30 +101,48 @@ def test_requests_between_compactions_share_their_prefix(tmp_path):
     assert pairs >= 3
 
 
-def test_failed_summary_leaves_context_unchanged(tmp_path):
-    replies = reads(6) + [{"content": "Done."}] + [{"for": "summary", "error": "auth"}] * 4
-    session, provider = make(tmp_path, replies)
+def big_files(session, lines=400):
+    for i in range(8):
+        (session.workspace / f"f{i}.py").write_text("".join(f"value_{i}_{k} = {k}\n" for k in range(lines)))
+
+
+def request_tokens(agent, request):
+    """Tokens of a recorded request as the agent's budget counts them."""
+    from agent.context.records import to_records
+
+    return agent.budget.estimate(request.messages[0]["content"], to_records(request.messages[1:]), request.tools).tokens
+
+
+def test_failed_summary_falls_back_to_stubbing_and_no_request_goes_over_the_limit(tmp_path):
+    """The summariser fails every time: the request over the hard limit is never sent; the large
+    tool results are stubbed instead (no summary), and the turn ends normally."""
+    replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "error": "auth"}] * 12
+    session, provider = make(tmp_path, replies, window=9000)
+    big_files(session)
     rec = Recorder()
     result = session.run_turn(TASK, rec, threading.Event())
     assert result.stop_reason == "done"
-    assert not rec.of(CompactionDone)
     assert any("Compaction failed" in n.message and "unchanged" in n.message for n in rec.of(Notice))
-    mains = main_requests(provider)
-    for a, b in zip(mains, mains[1:]):
-        assert b.messages[:len(a.messages)] == a.messages  # nothing rewritten
-    # a failed attempt is not repeated at every step: retried only after the context grew
-    assert len([r for r in provider.requests if r.purpose == "summary"]) < len(mains) - 2
+    done = rec.of(CompactionDone)
+    assert done and all(d.summarized == 0 and d.stubbed > 0 for d in done)
+    agent = session.agent
+    limit = agent.compactor.request_limit()
+    assert all(request_tokens(agent, r) <= limit for r in main_requests(provider))
+    assert "stubbed at compaction" in "\n".join(m.get("content") or "" for m in main_requests(provider)[-1].messages)
     assert_every_request_valid(provider)
 
 
-def test_useless_summary_is_skipped(tmp_path):
+def test_a_huge_summary_is_capped_so_the_context_fits_half_the_window(tmp_path):
     huge = "## Task\n" + "words " * 3000
-    replies = reads(6) + [{"content": "Done."}] + [{"for": "summary", "content": huge}] * 6
-    session, provider = make(tmp_path, replies)
+    replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "content": huge}] * 6
+    session, provider = make(tmp_path, replies, window=9000)
+    big_files(session, lines=250)
     rec = Recorder()
     session.run_turn(TASK, rec, threading.Event())
-    assert not rec.of(CompactionDone)
-    assert any("Compaction skipped" in n.message for n in rec.of(Notice))
+    done = rec.of(CompactionDone)
+    assert done and all(d.tokens_after <= 0.5 * 9000 for d in done), done
+    compacted = [r for r in main_requests(provider) if r.messages[1]["content"].startswith(SUMMARY_HEADER)]
+    assert compacted and "characters left out" in compacted[0].messages[1]["content"]
     assert_every_request_valid(provider)
 
 
@@ -177,4 +195,28 @@ def test_switching_model_keeps_the_compacted_view_and_the_files_read(tmp_path):
     assert first_after.messages[1]["content"].startswith(SUMMARY_HEADER)
     assert len(session.agent.history) == history_length + 4  # user, call, result, answer
     assert "value_0_0 = 100" in (session.workspace / "f0.py").read_text()
+    assert_every_request_valid(provider)
+
+
+def test_one_long_turn_of_bash_steps_compacts_and_never_goes_over_the_window(tmp_path):
+    """One task, 30 bash steps each printing a few KB, a 12k window: compaction fires inside the
+    turn (aggregation no longer cancels it), every request stays under the hard limit and each
+    compaction leaves at most half the window, with the task pinned."""
+    steps = [{"tool_calls": [{"name": "bash", "arguments": {"command": f"seq {i * 1000} {i * 1000 + 700}"}}]}
+             for i in range(30)]
+    replies = steps + [{"content": "All done."}] + [{"for": "summary", "content": SUMMARY}] * 30
+    session, provider = make(tmp_path, replies, window=12000)
+    session.agent.config.compaction = CompactionSettings()  # the defaults, as a user has them
+    rec = Recorder()
+    result = session.run_turn(TASK, rec, threading.Event())
+    assert result.stop_reason == "done", [n.message for n in rec.of(Notice)]
+    done = rec.of(CompactionDone)
+    assert len(done) >= 2
+    assert all(d.tokens_after <= 0.5 * 12000 for d in done), [(d.tokens_before, d.tokens_after) for d in done]
+    agent = session.agent
+    limit = agent.compactor.request_limit()
+    sizes = [request_tokens(agent, r) for r in main_requests(provider)]
+    assert max(sizes) <= limit, (max(sizes), limit)
+    assert agent.compactor.thrash == 0
+    assert not any("Nothing to compact" in n.message for n in rec.of(Notice))
     assert_every_request_valid(provider)
