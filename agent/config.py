@@ -73,6 +73,9 @@ class CompactionSettings(BaseModel):
     developer_capabilities: list[str] = Field(["mutating", "exec"], description="Tool capabilities counted as developer-loop steps.")
     keep_last_messages: int = Field(10, ge=0, description="Messages kept verbatim at compaction (moved to whole tool pairs).")
     error_output_cap_chars: int = Field(2000, ge=0, description="Characters of each error output kept verbatim at compaction (0 = no cap).")
+    reserved_output_tokens: int | None = Field(
+        None, ge=0, description="Tokens of the window held back for the reply: the largest prompt is the window minus this "
+        "(never less than the reply cap, when one is sent). Unset: the reply cap, else min(8192, 20% of the window).")
 
 
 class EmbeddedSettings(BaseModel):
