@@ -301,6 +301,22 @@ def test_the_margin_covers_the_non_openai_tokenizers_that_ship_offline():
     assert max(ratios.values()) > 1.15  # the old margin was not enough
 
 
+def test_the_embedded_margin_covers_smollm2s_tokenizer():
+    """EMBEDDED_MARGIN covers the embedded model's own tokenizer (SmolLM2, 49k vocabulary), read
+    from its GGUF file without loading the weights (needs the [local] extra)."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from agent.providers.embedded import EmbeddedModelMissing, find_model_path
+
+    try:
+        path = find_model_path()
+    except EmbeddedModelMissing:
+        pytest.skip("the embedded model is not installed")
+    vocab = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
+    ratios = [len(vocab.tokenize(t.encode(), add_bos=False, special=False)) / cl100k(t)
+              for t in sample_texts().values()]
+    assert NON_OPENAI_MARGIN < max(ratios) <= EMBEDDED_MARGIN
+
+
 # -- counting a request ----------------------------------------------------------------------------
 
 
