@@ -14,13 +14,15 @@ called: with a missing or stale cache file it downloads, which hangs offline. Ea
 loaded once per process (thread-safe; cl100k takes about 0.3 s, o200k 0.6 s), on first use.
 
 Fallback. When tiktoken or the file is missing, ``estimate_tokens`` counts pieces the way
-cl100k's pre-tokenizer splits text (words, 1-3 digit groups, punctuation runs, newlines, space
-runs, runs of non-ASCII characters), with long runs counted as several pieces, plus 1.2 tokens
-per non-ASCII character, times 1.05. It was calibrated on real samples (pytest output with
-tracebacks, logs, JSON, Python source, git diffs, English and other prose:
-``tests/agent/data/token_samples``) so that it is at or above both cl100k and o200k on each whole
-sample (by 10% or more) and on every 120- and 300-character slice of them; on prose and source it
-overcounts by 30-60%, the price of never undercounting dense text.
+cl100k's pre-tokenizer splits text (syllable-sized chunks of words, 1-3 digit groups,
+punctuation runs, newlines, space runs, runs of non-ASCII characters), unbroken runs that look
+random (base64, keys: few vowels) at 1.2 characters a token and hex runs at 1.5, plus 1.2 tokens per non-ASCII
+character, times 1.05. It was calibrated on real samples (pytest output with tracebacks, logs,
+JSON, Python source, git diffs, English and other prose: ``tests/agent/data/token_samples``) and
+on random base64, hex, letters and UUIDs, so that it is at or above both cl100k and o200k on each
+whole sample (by 5% or more) and on every 300-character slice of them, and it stayed at or above
+them on every 2,000-character slice of this repository's text files; on prose and source it
+overcounts by 25-45%, the price of never undercounting dense text.
 
 Which encoding: ``encoding_for_model``; which models are OpenAI's: ``is_openai_model`` (both read
 the model name only, so a scripted provider taking a model's identity counts like that model).
@@ -224,17 +226,30 @@ def clear_encoding_cache() -> None:
 
 # ---------------------------------------------------------------------------------- estimate
 _PUNCT = r"""!-/:-@\[-`{-~"""
+_CONSONANT = "bcdfghj-np-tv-z"
 #: One match = one token of the estimate; long runs are split into several matches.
 _PIECE = re.compile(
-    r"'(?:[sdmtSDMT]|ll|ve|re)"     # contractions
-    r"| ?[A-Z]?[a-z]{1,5}"           # a word, or 5 letters of a longer one
-    r"| ?[A-Z]{1,3}"                 # capitals
-    r"|[0-9]{1,3}"                   # digits come in groups of 1-3, as in cl100k
-    rf"| ?[{_PUNCT}]{{1,3}}"         # punctuation, 3 characters per token at most
-    r"|\n"                           # every newline
-    r"|[^\S\n]{1,16}"                # other whitespace runs
-    r"|[^\x00-\x7f]+"                # a run of non-ASCII characters (plus NON_ASCII_TOKENS each)
+    r"'(?:[sdmtSDMT]|ll|ve|re)"                                           # contractions
+    rf"| ?[A-Z]?(?:[{_CONSONANT}]{{0,2}}[aeiouy]{{1,2}}){{1,2}}[{_CONSONANT}]{{0,2}}"  # 1-2 syllables
+    rf"| ?[A-Z]?[{_CONSONANT}]{{1,2}}"                                     # consonants left over
+    r"| ?[A-Z]{1,3}"                                                      # capitals
+    r"|[0-9]{1,3}"                                                        # digits: groups of 1-3, as in cl100k
+    rf"| ?[{_PUNCT}]{{1,3}}"                                               # punctuation, 3 characters a token at most
+    r"|\n"                                                                # every newline
+    r"|[^\S\n]{1,16}"                                                     # other whitespace runs
+    r"|[^\x00-\x7f]+"                                                     # a run of non-ASCII characters
 )
+#: Unbroken runs that may be random (base64, keys, hashes): counted at RANDOM_RUN_CHARS characters
+#: per token when fewer than RANDOM_VOWEL_SHARE of their letters are vowels (English and code: 35-40%,
+#: random letters and base64: about 19%; random lower-case text runs at 1.8 characters per cl100k
+#: token, base64 at 1.4).
+_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{16,}")
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_VOWELS = frozenset("aeiouAEIOU")
+RANDOM_VOWEL_SHARE = 0.25
+RANDOM_RUN_CHARS = 1.2
+#: Hex runs (hashes, ids) at this many characters per token (random hex: 1.76 per cl100k token).
+HEX_RUN_CHARS = 1.5
 #: Tokens per non-ASCII character on top of its run's piece (cl100k: up to 1.08 for Hebrew and
 #: Devanagari, 0.8-0.9 for CJK, Greek and Hangul, 0.4 for Cyrillic).
 NON_ASCII_TOKENS = 1.2
@@ -244,10 +259,20 @@ ESTIMATE_FACTOR = 1.05
 
 def estimate_tokens(text: str) -> int:
     """Calibrated token estimate of ``text`` (characters) that does not undercount cl100k/o200k
-    on dense text (module docstring). About 1 ms per 20,000 characters. 0 for ``""``."""
+    on dense text (module docstring). About 2 ms per 20,000 characters. 0 for ``""``."""
     if not text:
         return 0
-    pieces = len(_PIECE.findall(text))
+    pieces: float = len(_PIECE.findall(text))
+    for match in _RUN.finditer(text):
+        run = match.group()
+        if _HEX.fullmatch(run):
+            chars_per_token = HEX_RUN_CHARS
+        else:
+            letters = sum(1 for ch in run if ch.isalpha())
+            if not letters or sum(1 for ch in run if ch in _VOWELS) >= RANDOM_VOWEL_SHARE * letters:
+                continue
+            chars_per_token = RANDOM_RUN_CHARS
+        pieces += max(0.0, len(run) / chars_per_token - len(_PIECE.findall(run)))
     non_ascii = len(text) - len(text.encode("ascii", "ignore"))
     return math.ceil((pieces + NON_ASCII_TOKENS * non_ascii) * ESTIMATE_FACTOR)
 

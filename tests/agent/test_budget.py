@@ -219,11 +219,31 @@ def test_samples_cover_the_dense_kinds_of_text():
     assert any("Traceback" in t or "Error" in t for n, t in sample_texts().items() if n.startswith("pytest"))
 
 
+def random_texts() -> dict[str, str]:
+    """Dense text with no structure: base64, a JWT, hex, UUIDs, random letters (seeded)."""
+    import base64
+    import random
+    import string
+    import uuid
+
+    rnd = random.Random(7)
+    blob = bytes(rnd.randrange(256) for _ in range(3000))
+    return {
+        "random_base64": base64.b64encode(blob).decode(),
+        "random_jwt": ".".join(base64.urlsafe_b64encode(blob[:n]).decode().rstrip("=") for n in (36, 300, 64)),
+        "random_hex": blob.hex(),
+        "random_uuids": "\n".join(str(uuid.UUID(int=rnd.getrandbits(128))) for _ in range(100)),
+        "random_letters": "".join(rnd.choice(string.ascii_letters) for _ in range(4000)),
+        "random_lowercase": "".join(rnd.choice(string.ascii_lowercase) for _ in range(4000)),
+    }
+
+
 def test_estimate_never_undercounts_cl100k_or_o200k_on_real_samples(capsys):
-    """Calibration: the fallback is >= both encodings on every sample kind, whole (with 5% to
-    spare) and in every 300-character slice; the measured ratios are printed (``pytest -s``)."""
+    """Calibration: the fallback is >= both encodings on every sample kind (and on random
+    base64, hex, letters), whole (with 5% to spare) and in every 300-character slice; the measured
+    ratios are printed (``pytest -s``)."""
     rows = []
-    for name, text in sample_texts().items():
+    for name, text in {**sample_texts(), **random_texts()}.items():
         exact = max(cl100k(text), o200k(text))
         estimate = estimate_tokens(text)
         rows.append(f"{name:24} {len(text):6} chars  cl100k {cl100k(text):5}  {len(text) / cl100k(text):4.2f} "
