@@ -616,3 +616,16 @@ def test_litellm_counts_openai_models_with_the_same_encodings():
         litellm_count = token_counter_for(model)
         assert litellm_count(text[:1000]) == count_text_tokens(text[:1000], model)
         assert abs(litellm_count(text) - count_text_tokens(text, model)) <= len(text) // 1024 + 1
+
+
+def test_a_prepared_session_has_its_encoding_loaded(tmp_path):
+    """The encoding loads while the session is prepared, not on the first request."""
+    from agent.config import Settings
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime import build_session
+
+    tok_mod.clear_encoding_cache()
+    session = build_session(tmp_path, Settings(model="gpt-4o"), provider=ScriptedProvider([]), interactive=False)
+    session.prepare()
+    assert tok_mod._encodings.get(O200K) is not None
+    session.close()
