@@ -77,6 +77,9 @@ class CompactionSettings(BaseModel):
     target_fraction: float = Field(0.5, gt=0, le=0.9, description="After a compaction the request is at most this share of the context window.")
     min_steps_between: int = Field(3, ge=0, description="No auto-compaction within this many model calls of the previous one unless the request is over the window (counted as thrash).")
     error_output_cap_chars: int = Field(2000, ge=0, description="Characters of each error output kept verbatim at compaction (0 = no cap).")
+    reserved_output_tokens: int | None = Field(
+        None, ge=0, description="Tokens of the window held back for the reply: the largest prompt is the window minus this "
+        "(never less than the reply cap, when one is sent). Unset: the reply cap, else min(8192, 20% of the window).")
 
 
 class EmbeddedSettings(BaseModel):

@@ -200,10 +200,7 @@ class AgentSession:
                       config=config, journal=journal, context_window=lambda: self.context_window,
                       reminders=ReminderEngine(rules))
         agent.checkpoints = self.checkpoints
-        if not isinstance(self.provider, ScriptedProvider):  # litellm is loaded: count with its tokenizer
-            from .providers.model_info import token_counter_for
-
-            agent.budget.text_counter = token_counter_for(self.model)
+        agent.budget.load_tokenizer()  # while the session is prepared, not on the first request
         # The active plan survives compaction verbatim (pinned by code, not by the summariser).
         agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None
         agent.compactor.changed_files_source = self.files_changed_by_commands

@@ -138,7 +138,8 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
             count: Callable[[Message], int] | None = None, fixed_tokens: int = 0,
             window_tokens: int | None = None, tail_fraction: float = 0.3, target_fraction: float = 0.5,
             pins: Pins | None = None, save_full: Callable[[ToolResultMessage], str | None] | None = None,
-            summary_budget_tokens: int | None = None) -> CompactionResult:
+            summary_budget_tokens: int | None = None,
+            count_text: Callable[[str], int] | None = None, fallback_digest: bool = False) -> CompactionResult:
     """Compact ``messages`` into a smaller view (module docstring).
 
     ``summarize(request_messages) -> str`` gets OpenAI dicts (a system message with
@@ -157,13 +158,17 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     request (system prompt, tools); ``window_tokens`` (``None``: size the tail by ``keep_last``
     alone and stub nothing) with ``tail_fraction`` (the kept tail's share) and
     ``target_fraction`` (what the whole request should fit in afterwards);
-    ``summary_budget_tokens`` caps the summary call's request (default: the window).
+    ``summary_budget_tokens`` caps the summary call's request (default: the window), counted
+    with ``count_text`` (tokens of a text; default a local estimate). ``fallback_digest``: when
+    the summary call fails or returns nothing, use ``digest_summary`` (a list of the older steps
+    built by code) instead of giving up (the hard limit needs room whatever the summariser does).
     ``pins``: the items pinned by code, computed from the whole conversation by the caller
     (default: from ``messages``). ``save_full(result) -> path or None`` saves a tool result
     before it is stubbed (default: results are stubbed only when they point to a saved file
     already). Never raises.
     """
     count = count or message_tokens
+    count_text = count_text or (lambda text: chars_to_tokens(len(text)))
     as_dicts = is_dict_list(messages)
     records = to_records(messages) if as_dicts else list(messages)
     systems = [m for m in records if isinstance(m, SystemMessage)]
@@ -182,15 +187,16 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     target = None
     if window_tokens:  # when the fixed part alone nears the target, a fifth of what is left
         target = max(int(target_fraction * window_tokens), base + int(0.2 * max(0, window_tokens - base)))
-    previous = [m for m in body if _is_summary(m)]
+    carried: list[str] = []  # pinned sections of an earlier summary, when no pins were given
     if pins is None:
+        previous = [m for m in body if _is_summary(m)]
         pins = collect_pins([m for m in body if not _is_summary(m)], plan_markdown=plan_markdown)
+        carried = [_pinned_part(m.content) for m in previous[-1:]]
         if previous and pins.task is not None:  # the task is in the earlier summary's pinned part,
-            pins.instructions.insert(0, pins.task)  # carried over below: what follows it is later
+            pins.instructions.insert(0, pins.task)  # carried over: what follows it is later
             pins.task = None
     elif plan_markdown is not None:
         pins.plan_markdown = plan_markdown
-    carried = [_pinned_part(m.content) for m in previous[-1:]]
 
     if summarize is None:
         split = 0
@@ -198,7 +204,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         # the kept tail: the same share of the window and of what is there now (Gemini CLI keeps
         # the last 30% of the history), so a manual /compact of a short conversation compacts too
         tail_budget = int(tail_fraction * min(window_tokens, max(0, tokens_before - base)))
-        pinned_estimate = chars_to_tokens(len(pins.render())) + sum(chars_to_tokens(len(c)) for c in carried)
+        pinned_estimate = count_text(pins.render()) + sum(count_text(c) for c in carried)
         if target is not None:
             tail_budget = min(tail_budget, target - base - pinned_estimate - SUMMARY_RESERVE_TOKENS)
         split = _split_by_tokens(body, max(0, tail_budget), keep_last, count)
@@ -226,21 +232,25 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
                        summary="", summary_message=None, old=[], kept=kept, pruned=pruned, aggregated=aggregated,
                        stubbed=stubbed, pinned=[], unchanged=unchanged)
 
+    failure = ""
     try:
         budget = summary_budget_tokens or (window_tokens if window_tokens else None)
-        summary = (summarize(summary_request(old, focus, budget_tokens=budget)) or "").strip()
+        summary = (summarize(summary_request(old, focus, budget_tokens=budget, count_text=count_text)) or "").strip()
+        if not summary:
+            failure = "Compaction failed: the model returned an empty summary"
     except Exception as exc:  # any summariser failure leaves the context as it was
-        unchanged.notice = f"Compaction failed: the summary call failed ({type(exc).__name__}: {exc}); context unchanged."
+        summary, failure = "", f"Compaction failed: the summary call failed ({type(exc).__name__}: {exc})"
+    if failure and not fallback_digest:
+        unchanged.notice = failure + "; context unchanged."
         return unchanged
-    if not summary:
-        unchanged.notice = "Compaction failed: the model returned an empty summary; context unchanged."
-        return unchanged
+    if failure:  # the request must fit: a list of the older steps built by code stands in
+        summary = digest_summary(old)
 
     kept_ids = [m.id for m in kept]
     pinned_text = "\n\n".join([*carried, pins.render(kept_ids=kept_ids, error_cap_chars=error_output_cap_chars)])
     summary_cap = SUMMARY_CAP_TOKENS
     if target is not None:
-        room = target - base - view_tokens(kept, count) - chars_to_tokens(len(pinned_text)) - 64
+        room = target - base - view_tokens(kept, count) - count_text(pinned_text) - 64
         summary_cap = max(200, min(summary_cap, room))
     summary_text = _cap_tokens(summary, summary_cap, count)
     summary_message = UserMessage(content=build_summary_text(pinned_text, summary_text), origin="summary")
@@ -316,7 +326,7 @@ def _cap_tokens(text: str, cap: int, count: Callable[[Message], int]) -> str:
     tokens = count(UserMessage(content=text))
     if tokens <= cap:
         return text
-    chars = int(len(text) * cap / tokens * 0.95)
+    chars = int(len(text) * cap / tokens * 0.9)
     return cap_middle(text, max(200, chars))
 
 
@@ -410,26 +420,55 @@ def render_transcript(messages: Sequence[Message], message_cap: int = TRANSCRIPT
     return "\n\n".join(blocks)
 
 
-def summary_request(old: Sequence[Message], focus: str | None = None, *,
-                    budget_tokens: int | None = None) -> list[dict[str, Any]]:
+def summary_request(old: Sequence[Message], focus: str | None = None, *, budget_tokens: int | None = None,
+                    count_text: Callable[[str], int] | None = None) -> list[dict[str, Any]]:
     """The messages of the summarisation call (OpenAI dicts): instructions, then the transcript.
 
-    ``budget_tokens``: the most tokens the request may hold (estimated at 3 characters per
-    token, which overcounts dense logs' 2.4-3.8 only slightly and prose's 4 safely): the
-    per-message cap shrinks, then the whole transcript is middle-cut, until it fits."""
+    ``budget_tokens``: the most tokens the request may hold, counted with ``count_text`` (the
+    agent's budget; default a local estimate): the per-message cap shrinks, then the whole
+    transcript is middle-cut, until it fits (a reserve is kept for the reply)."""
+    count_text = count_text or (lambda text: chars_to_tokens(len(text)))
     system = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
         system += f"\nThe user asked the summary to focus on: {focus.strip()}"
     transcript = render_transcript(old)
     if budget_tokens:
-        chars = max(2000, (budget_tokens - 600) * 3 - len(system))
+        room = max(500, budget_tokens - count_text(system) - 600)
         cap = TRANSCRIPT_MESSAGE_CAP
-        while len(transcript) > chars and cap > 200:
+        tokens = count_text(transcript)
+        while tokens > room and cap > 200:
             cap //= 2
             transcript = render_transcript(old, cap)
-        transcript = cap_middle(transcript, chars)
+            tokens = count_text(transcript)
+        while tokens > room:  # cut by the measured density until the count fits
+            transcript = cap_middle(transcript, max(1000, int(len(transcript) * room / tokens * 0.95)))
+            new_tokens = count_text(transcript)
+            if new_tokens >= tokens:
+                break
+            tokens = new_tokens
     return [{"role": "system", "content": system},
             {"role": "user", "content": "Transcript to summarise:\n\n" + transcript}]
+
+
+def digest_summary(old: Sequence[Message], line_cap: int = 160) -> str:
+    """A summary of ``old`` built by code, for when the summary call fails: one line per tool
+    call (name, arguments and the first line of its result or error), oldest first, each line
+    at most ``line_cap`` characters; the whole is capped by the caller."""
+    results = {m.tool_call_id: m for m in old if isinstance(m, ToolResultMessage)}
+    lines = ["(The summary call failed: this list of the earlier steps was built by code.)"]
+    for m in old:
+        if not isinstance(m, AssistantMessage):
+            continue
+        for call in m.tool_calls:
+            result = results.get(call.id)
+            if result is None:
+                outcome = "no result"
+            else:
+                text = next((line.strip() for line in result.content.splitlines() if line.strip()), "(no output)")
+                outcome = ("ERROR " if result.is_error else "") + text
+            line = f"- {call.name}({' '.join(call.arguments.split())[:80]}) -> {outcome}"
+            lines.append(line if len(line) <= line_cap else line[:line_cap - 1] + "…")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------ summary message
@@ -446,6 +485,6 @@ def build_summary_text(pinned: str, summary: str) -> str:
 
 __all__ = [
     "CompactionResult", "MODEL_SUMMARY_HEADING", "STUB_MARKER", "SUMMARY_HEADER", "SUMMARY_INSTRUCTIONS",
-    "build_summary_text", "cap_middle", "compact", "render_transcript", "stub_tool_result", "summary_request",
+    "build_summary_text", "cap_middle", "compact", "digest_summary", "render_transcript", "stub_tool_result", "summary_request",
     "view_tokens",
 ]

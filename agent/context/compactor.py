@@ -41,6 +41,7 @@ from ..providers.base import ModelRequest, ProviderError
 from ..reply import ReplyAssembler
 from ..retry import call_with_retries
 from .aggregation import default_capability_of
+from .budget import max_prompt_tokens
 from .compaction import CompactionResult, compact
 from .pins import collect_pins
 from .pruning import strip_think_tags
@@ -51,24 +52,6 @@ if TYPE_CHECKING:
 #: After a failed or useless auto-compaction, retry only once the request grew by this fraction
 #: of the window (each attempt costs a model call).
 RETRY_GROWTH = 0.05
-#: Default output tokens kept free in the window when neither the settings nor the loop's
-#: ``max_tokens`` say: 20% of the window, at most this many tokens.
-DEFAULT_RESERVED_OUTPUT_CAP = 8192
-
-
-def reserved_output_tokens(window: int, *, setting: int | None = None, max_tokens: int | None = None) -> int:
-    """Tokens of the window kept free for the reply: ``setting`` when given, else the loop's
-    ``max_tokens``, else min(20% of ``window``, ``DEFAULT_RESERVED_OUTPUT_CAP``); never more
-    than half the window. All figures are tokens."""
-    if setting is not None:
-        reserved = setting
-    elif max_tokens:
-        reserved = max_tokens
-    else:
-        reserved = min(window // 5, DEFAULT_RESERVED_OUTPUT_CAP)
-    return max(0, min(reserved, window // 2))
-
-
 class Compactor:
     """Context view and compaction for ``agent`` (module docstring).
 
@@ -138,9 +121,8 @@ class Compactor:
         window = self.agent.context_window()
         if not window:
             return None
-        settings = self.agent.config.compaction
-        return window - reserved_output_tokens(window, setting=getattr(settings, "reserved_output_tokens", None),
-                                               max_tokens=self.agent.config.max_tokens)
+        return max_prompt_tokens(window, max_tokens=self.agent.config.max_tokens,
+                                 reserved_output_tokens=self.agent.config.compaction.reserved_output_tokens)
 
     def note_request(self) -> None:
         """Count one model call (the thrash guard measures steps between compactions)."""
@@ -178,7 +160,7 @@ class Compactor:
         if cancel.is_set():
             return False
         recent = self.requests_since is not None and self.requests_since < self.agent.config.compaction.min_steps_between
-        self.compact(None, emit, cancel, thrash=recent, min_saving=0.0, keep_last=2)
+        self.compact(None, emit, cancel, thrash=recent, min_saving=0.0, keep_last=2, fallback_digest=True)
         if self.request_tokens() <= limit:
             return True
         self.compact(None, emit, cancel, summarize=False, min_saving=0.0, target_tokens=int(limit * 0.9), keep_last=2)
@@ -187,7 +169,8 @@ class Compactor:
     # ------------------------------------------------------------------------------- compact
     def compact(self, focus: str | None, emit: Emit, cancel: threading.Event | None = None, *,
                 thrash: bool = False, min_saving: float = 0.05, summarize: bool = True,
-                target_tokens: int | None = None, keep_last: int | None = None) -> CompactionDone | None:
+                target_tokens: int | None = None, keep_last: int | None = None,
+                fallback_digest: bool = False) -> CompactionDone | None:
         """Compact the view now; returns the emitted ``CompactionDone``, or ``None`` after a notice.
 
         ``focus``: what the summary should keep (``/compact focus``). ``thrash``: this
@@ -195,7 +178,9 @@ class Compactor:
         ``summarize=False``: no summary call, only the rewrites of the view (``make_room``).
         ``target_tokens``: the size to fit (default ``target_fraction`` of the window).
         ``keep_last``: the least messages kept verbatim (default ``keep_last_messages``; the hard
-        limit passes 2). Never raises for model errors.
+        limit passes 2). ``fallback_digest``: a failed summary call is replaced by a list of the
+        older steps built by code (``compaction.digest_summary``) instead of leaving the view
+        unchanged. Never raises for model errors.
         """
         agent = self.agent
         cancel = cancel or threading.Event()
@@ -204,13 +189,10 @@ class Compactor:
         view = self.view()
         budget = agent.budget
         tokens_before = budget.estimate(agent.system_prompt, view, tools).tokens
-        fixed = budget.estimate(agent.system_prompt, [], tools).tokens
-        margin = max(1.0, budget.margin)
         window = agent.context_window()
-        sizing_window = int(window / margin) if window else None  # counts below are unmargined
         target_fraction = settings.target_fraction
-        if target_tokens is not None and sizing_window:
-            target_fraction = min(target_fraction, target_tokens / margin / sizing_window)
+        if target_tokens is not None and window:
+            target_fraction = min(target_fraction, target_tokens / window)
         limit = self.request_limit()
         pins = collect_pins(agent.history, plan_markdown=self.plan_source(), is_mutating=self._is_mutating,
                             extra_changed_files=self._changed_files())
@@ -226,10 +208,11 @@ class Compactor:
             min_loop_steps=settings.max_loop_steps_before_aggregate,
             developer_capabilities=frozenset(settings.developer_capabilities),
             capability_of=self._capability_of, error_output_cap_chars=settings.error_output_cap_chars,
-            min_saving=min_saving, count=budget.message_tokens, fixed_tokens=int(fixed / margin),
-            window_tokens=sizing_window, tail_fraction=settings.keep_tail_fraction,
-            target_fraction=target_fraction, pins=pins, save_full=self._save_full,
-            summary_budget_tokens=int(limit / margin) if limit else None)
+            min_saving=min_saving, count=budget.message_tokens,
+            fixed_tokens=budget.fixed_tokens(agent.system_prompt, tools),
+            window_tokens=window, tail_fraction=settings.keep_tail_fraction,
+            target_fraction=target_fraction, pins=pins, save_full=self._save_full, summary_budget_tokens=limit,
+            count_text=budget.text_tokens, fallback_digest=fallback_digest)
         self.last = result
         if not result.ok:
             emit(Notice(message=result.notice))
@@ -312,4 +295,4 @@ def _journal_record(result: CompactionResult, focus: str | None, tokens_before: 
     }
 
 
-__all__ = ["Compactor", "DEFAULT_RESERVED_OUTPUT_CAP", "RETRY_GROWTH", "reserved_output_tokens"]
+__all__ = ["Compactor", "RETRY_GROWTH"]

@@ -61,8 +61,9 @@ def model_name_problem(model: str) -> str | None:
 
 def token_counter_for(model: str):
     """Return ``count(text) -> tokens`` using litellm's tokenizer for ``model`` (offline: the
-    loader disables tokenizer downloads; unknown models fall back to an OpenAI encoding, which is
-    why the budget keeps a margin for them). Imports litellm."""
+    loader disables tokenizer downloads). Imports litellm. Not what the budget counts with: that
+    is ``agent/context/budget.py`` (the same encodings for OpenAI models, without litellm's
+    1024-character chunking; kept to cross-check it in the tests)."""
     from .litellm_loader import load_litellm
 
     litellm = load_litellm()

@@ -150,7 +150,7 @@ def test_pruning_and_aggregation_run_in_the_same_pass():
     r = compact(msgs, summarize=ok_summary, keep_last=100, strip_reasoning_after_turns=1, min_saving=0.0)
     # nothing older than the kept part to summarise: the pruned and aggregated view is the result
     assert r.ok and r.summary_message is None and len(r.aggregated_ids) == 8 and r.summarized_ids == []
-    assert compact(msgs, summarize=ok_summary, keep_last=100, strip_reasoning_after_turns=1).ok is False  # < 5% saved
+    assert compact(msgs, summarize=ok_summary, keep_last=100, strip_reasoning_after_turns=1, min_saving=0.5).ok is False
     # After aggregation 13 messages remain; keep 11 -> u1, a1 and u2 (pinned) are summarised.
     r = compact(msgs, summarize=ok_summary, keep_last=11, strip_reasoning_after_turns=1, min_saving=0.0)
     assert r.ok and len(r.aggregated_ids) == 8

@@ -90,7 +90,7 @@ def test_auto_compaction_mid_turn(tmp_path):
 
 def test_requests_between_compactions_share_their_prefix(tmp_path):
     replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "content": SUMMARY}] * 4
-    session, provider = make(tmp_path, replies, window=3600)  # room for a few steps between boundaries
+    session, provider = make(tmp_path, replies, window=4400)  # room for a few steps between boundaries
     session.run_turn(TASK, Recorder(), threading.Event())
     assert [r.purpose for r in provider.requests].count("summary") >= 2
     pairs = 0
@@ -113,9 +113,10 @@ def request_tokens(agent, request):
     return agent.budget.estimate(request.messages[0]["content"], to_records(request.messages[1:]), request.tools).tokens
 
 
-def test_failed_summary_falls_back_to_stubbing_and_no_request_goes_over_the_limit(tmp_path):
-    """The summariser fails every time: the request over the hard limit is never sent; the large
-    tool results are stubbed instead (no summary), and the turn ends normally."""
+def test_failed_summary_falls_back_to_stubs_and_a_digest_and_no_request_goes_over_the_limit(tmp_path):
+    """The summariser fails every time: the request over the hard limit is never sent; large tool
+    results are stubbed and the older steps are replaced by a list built by code, and the turn
+    ends normally."""
     replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "error": "auth"}] * 12
     session, provider = make(tmp_path, replies, window=9000)
     big_files(session)
@@ -124,11 +125,13 @@ def test_failed_summary_falls_back_to_stubbing_and_no_request_goes_over_the_limi
     assert result.stop_reason == "done"
     assert any("Compaction failed" in n.message and "unchanged" in n.message for n in rec.of(Notice))
     done = rec.of(CompactionDone)
-    assert done and all(d.summarized == 0 and d.stubbed > 0 for d in done)
+    assert done and any(d.stubbed > 0 for d in done) and any(d.summarized > 0 for d in done)
     agent = session.agent
     limit = agent.compactor.request_limit()
     assert all(request_tokens(agent, r) <= limit for r in main_requests(provider))
-    assert "stubbed at compaction" in "\n".join(m.get("content") or "" for m in main_requests(provider)[-1].messages)
+    sent = "\n".join(m.get("content") or "" for r in main_requests(provider) for m in r.messages)
+    assert "stubbed at compaction" in sent and "(The summary call failed: this list of the earlier steps" in sent
+    assert "- read({\"path\": \"f0.py\"}) -> 1\tvalue_0_0 = 0" in sent
     assert_every_request_valid(provider)
 
 
