@@ -206,7 +206,7 @@ class Agent:
                 window = self.context_window()
                 if window:
                     emit(ContextUsage(used_tokens=reply.usage.prompt_tokens + reply.usage.completion_tokens,
-                                      window_tokens=window, approximate=False))
+                                      window_tokens=window, approximate=False, **reply.usage.cache_figures()))
             if cancel.is_set():
                 # Unfinished tool calls are dropped so nothing is left without a result.
                 partial = reply.model_copy(update={"tool_calls": []})

@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field
 
 
 def new_id(prefix: str = "m") -> str:
@@ -21,16 +21,52 @@ def new_id(prefix: str = "m") -> str:
 
 
 class Usage(BaseModel):
-    """Token usage of one model call, as the provider reported it (tokens, not characters)."""
+    """Token usage of one model call (or a sum of calls), as the provider reported it (tokens).
+
+    - ``prompt_tokens``: every input token, cache hits included (litellm's OpenAI-style figure).
+    - ``completion_tokens``: output tokens.
+    - ``cached_prompt_tokens``: the part of ``prompt_tokens`` read from the provider's prompt cache
+      (OpenAI ``prompt_tokens_details.cached_tokens``, Anthropic ``cache_read_input_tokens``);
+      ``None`` when the provider did not say.
+    - ``cache_creation_tokens``: input tokens written to the cache by this call (Anthropic
+      ``cache_creation_input_tokens``; billed extra); ``None`` when not reported.
+
+    Adding two usages sums every field; a cache field stays ``None`` only when neither side
+    reported it. ``cache_hit_rate`` is derived (and serialised, so the headless ``turn_finished``
+    usage carries it).
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """``cached_prompt_tokens / prompt_tokens`` rounded to 4 places (0.0 to 1.0); ``None``
+        when the provider reported no cache figure or no prompt tokens."""
+        if self.cached_prompt_tokens is None or self.prompt_tokens <= 0:
+            return None
+        return round(min(1.0, self.cached_prompt_tokens / self.prompt_tokens), 4)
+
+    def cache_figures(self) -> dict[str, Any]:
+        """Return ``{"cached_prompt_tokens", "cache_creation_tokens", "cache_hit_rate"}`` (the
+        added fields of the ``context_usage`` event), each ``None`` when not reported."""
+        return {"cached_prompt_tokens": self.cached_prompt_tokens,
+                "cache_creation_tokens": self.cache_creation_tokens, "cache_hit_rate": self.cache_hit_rate}
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_prompt_tokens=_add_optional(self.cached_prompt_tokens, other.cached_prompt_tokens),
+            cache_creation_tokens=_add_optional(self.cache_creation_tokens, other.cache_creation_tokens),
         )
+
+
+def _add_optional(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
 
 
 class ToolCall(BaseModel):
