@@ -82,12 +82,36 @@ class ToolCall(BaseModel):
     arguments: str = ""
 
     def to_openai(self) -> dict[str, Any]:
-        """Return the OpenAI ``tool_calls`` entry: ``{"id", "type": "function", "function": {...}}``."""
+        """Return the OpenAI ``tool_calls`` entry: ``{"id", "type": "function", "function": {...}}``.
+
+        ``function.arguments`` is ``sendable_arguments()``: the raw text when it is a JSON object,
+        else a JSON object standing in for it, so a strict provider (Anthropic turns the text into
+        an ``input`` object) accepts the history; the raw text stays in ``arguments`` and the
+        journal, and the call's error result says what was wrong with it.
+        """
         return {
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
+            "function": {"name": self.name, "arguments": self.sendable_arguments()},
         }
+
+    def sendable_arguments(self) -> str:
+        """Return the arguments as they are sent back to a provider: always the text of a JSON
+        object. The raw text when it decodes to an object (byte for byte, so the prompt prefix
+        stays stable); the inner object, re-serialised, of a double-encoded object (what the tool
+        ran with); ``"{}"`` for anything else (empty text, JSON cut off mid-object, ``[1]``,
+        ``"x"``). Raises nothing."""
+        raw = self.arguments
+        try:
+            value = json.loads(raw)
+        except (json.JSONDecodeError, ValueError):
+            return "{}"
+        if isinstance(value, dict):
+            return raw
+        inner = unwrap_double_encoded(value)
+        if isinstance(inner, dict):
+            return json.dumps(inner, ensure_ascii=False)
+        return "{}"
 
     def parsed_arguments(self) -> Any:
         """Return the arguments decoded from JSON, or the raw string when they are not valid JSON."""
