@@ -152,14 +152,38 @@ class SystemMessage(_Record):
         return {"role": "system", "content": self.content}
 
 
+class ModeMessage(BaseModel):
+    """The mode message at the start of a user turn's message (DESIGN.md 4, Plan mode): which mode
+    the turn runs in and the rules of that mode, stated in the conversation rather than in the
+    system prompt, so switching Plan/Act never changes the request prefix.
+
+    - ``mode``: ``"plan"`` (read-only planning pass, ends with ``submit_plan``) or ``"act"``.
+    - ``text``: the exact text sent (kept verbatim in the journal, so a resumed request repeats it).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: Literal["plan", "act"]
+    text: str
+
+
 class UserMessage(_Record):
-    """A message typed by the user (or a synthetic user-side notice)."""
+    """A message typed by the user (or a synthetic user-side notice).
+
+    ``content`` is the user's own text (what the UI shows, what compaction pins). ``mode``, when
+    set, is the mode message that goes before it in the same provider message (one user message,
+    never two in a row); ``None`` for turns that state no mode.
+    """
 
     role: Literal["user"] = "user"
     content: str
+    mode: ModeMessage | None = None
 
     def to_openai(self) -> dict[str, Any]:
-        """Return ``{"role": "user", "content": str}``."""
+        """Return ``{"role": "user", "content": str}``: ``content``, after the mode message's text
+        and a blank line when ``mode`` is set."""
+        if self.mode is not None:
+            return {"role": "user", "content": f"{self.mode.text}\n\n{self.content}"}
         return {"role": "user", "content": self.content}
 
 
