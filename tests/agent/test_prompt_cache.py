@@ -125,3 +125,16 @@ def test_mock_response_usage_has_no_cache_figures():
         assembler.add(delta)
     usage = assembler.build("openai/gpt-4.1").usage
     assert usage.prompt_tokens > 0 and usage.cached_prompt_tokens is None and usage.cache_hit_rate is None
+
+
+def test_litellm_turns_the_marks_into_bedrock_cache_points():
+    from litellm.llms.bedrock.chat.converse_transformation import AmazonConverseConfig
+
+    tools = [{"type": "function", "function": {"name": "read", "description": "Read a file.",
+                                               "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
+    body = AmazonConverseConfig().transform_request(
+        model="anthropic.claude-3-7-sonnet-20250219-v1:0", messages=with_cache_breakpoints(copy.deepcopy(CONVERSATION)),
+        optional_params={"tools": tools}, litellm_params={}, headers={})
+    assert body["system"][-1] == {"cachePoint": {"type": "default"}}
+    kinds = [[next(iter(block)) for block in message["content"]] for message in body["messages"]]
+    assert kinds == [["text"], ["toolUse"], ["toolResult", "cachePoint"], ["text"], ["text", "cachePoint"]]
