@@ -124,12 +124,21 @@ class PlanUpdated(_Event):
 
 
 class ContextUsage(_Event):
-    """How full the context window is, in tokens. ``approximate`` when estimated locally."""
+    """How full the context window is, in tokens. ``approximate`` when estimated locally.
+
+    After a model call (``approximate`` false) the provider's prompt-cache figures for that call
+    come along when it reported them: ``cached_prompt_tokens`` (input read from the cache),
+    ``cache_creation_tokens`` (input written to it) and ``cache_hit_rate`` (reads / prompt
+    tokens, 0.0 to 1.0); ``None`` otherwise (see ``messages.Usage``).
+    """
 
     type: Literal["context_usage"] = "context_usage"
     used_tokens: int
     window_tokens: int
     approximate: bool = True
+    cached_prompt_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+    cache_hit_rate: float | None = None
 
 
 class CompactionDone(_Event):

@@ -10,8 +10,10 @@ warning instead of being run, and a further repeat stops the turn as ``stuck``),
 tools, wrong types all become error results). Event-driven reminders (``reminders``) are appended
 to the last tool result of a step.
 
-Plan mode hooks (``agent.planner``): ``LoopConfig.allowed_capabilities`` limits the offered tools
-and refuses any other call by capability before the permission gate; a successful tool result with
+Plan mode hooks (``agent.planner``): ``LoopConfig.allowed_capabilities`` refuses every call of
+another capability before the permission gate, while every registered tool stays offered (the
+tool list never changes between modes, so the provider's prompt cache holds; DESIGN.md 4); the
+turn's ``ModeMessage`` states the mode in its user message; a successful tool result with
 ``metadata["end_turn"]`` (``submit_plan``) ends the turn once its step's calls are answered.
 """
 
@@ -38,7 +40,8 @@ from .events import (
     TurnStarted,
 )
 from .messages import (
-    AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage, UserOrigin,
+    AssistantMessage, Message, ModeMessage, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage,
+    UserOrigin,
 )
 from .permissions import denial_message, gate, touches_protected_path
 from .reminders import ReadFileStamps, ReminderEngine
@@ -69,9 +72,10 @@ class LoopConfig:
     max_tokens: int | None = None
     send_reasoning_back: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    #: Plan mode (agent/planner.py): when set, only tools with these capabilities are offered and
-    #: run; any other call (a tool that exists but was not offered, or an unknown name) gets an error
-    #: result listing what may be used. ``restricted_mode_name`` names the mode in that message.
+    #: Plan mode (agent/planner.py): when set, only tools with these capabilities run; any other
+    #: call (a registered tool of another capability, or an unknown name) gets an error result
+    #: listing what may be used. Every tool is still offered (one tool list for the session).
+    #: ``restricted_mode_name`` names the mode in that message.
     allowed_capabilities: frozenset[Capability] | None = None
     restricted_mode_name: str = "this mode"
     #: The ``[compaction]`` settings (agent/context/compactor.py): mode, threshold, keep_last...
@@ -158,17 +162,20 @@ class Agent:
 
     # -------------------------------------------------------------------------------------- turn
     def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event, *,
-                 message_id: str | None = None, origin: UserOrigin = "user") -> TurnFinished:
+                 message_id: str | None = None, mode: ModeMessage | None = None,
+                 origin: UserOrigin = "user") -> TurnFinished:
         """Run one user turn to its end and return the ``TurnFinished`` event (also emitted).
 
         ``message_id`` (optional) is the id of the turn's user message, so a record journaled
         before the turn can name it (the planner's ``approved`` record); a new id otherwise.
-        ``origin``: who wrote the prompt (``plan_execution`` for the planner's instruction to
-        carry out a plan: compaction pins the plan, not that message). Never raises for model or
-        tool failures: they become events and a stop reason.
+        ``mode`` (optional) is the mode message sent at the start of that user message (Plan/Act,
+        agent/planner.py). ``origin``: who wrote the prompt (``plan_execution`` for the planner's
+        instruction to carry out a plan: compaction pins the plan, not that message). Never raises
+        for model or tool failures: they become events and a stop reason.
         """
         emit(TurnStarted(session_id=self.session_id, model=self.model, prompt=prompt))
-        self._append(UserMessage(content=prompt, origin=origin, **({"id": message_id} if message_id else {})), emit)
+        self._append(UserMessage(content=prompt, mode=mode, origin=origin,
+                                 **({"id": message_id} if message_id else {})), emit)
         self.guard.reset()
         self.reminders.start_turn()
         if self.checkpoints is not None:
@@ -210,7 +217,7 @@ class Agent:
                 window = self.context_window()
                 if window:
                     emit(ContextUsage(used_tokens=reply.usage.prompt_tokens + reply.usage.completion_tokens,
-                                      window_tokens=window, approximate=False))
+                                      window_tokens=window, approximate=False, **reply.usage.cache_figures()))
             if cancel.is_set():
                 # Unfinished tool calls are dropped so nothing is left without a result.
                 partial = reply.model_copy(update={"tool_calls": []})
@@ -438,12 +445,11 @@ class Agent:
 
     # ------------------------------------------------------------------ capability restriction
     def _offered_schemas(self) -> list[dict]:
-        """Schemas of the tools offered this turn: all, or those of ``config.allowed_capabilities``."""
-        allowed = self.config.allowed_capabilities
-        schemas = self.registry.schemas()  # built once per registry
-        if allowed is None:
-            return schemas
-        return [schema for tool, schema in zip(self.registry.tools(), schemas) if tool.capability in allowed]
+        """Schemas of the tools offered: every registered tool, in every mode (one list per
+        registry, built once). A capability restriction (``config.allowed_capabilities``, Plan
+        mode) refuses calls in ``_capability_refusal`` instead of hiding tools, so the tool list,
+        the first part of every request, never changes with the mode (DESIGN.md 4)."""
+        return self.registry.schemas()
 
     def _capability_refusal(self, name: str, tool) -> str:
         """The error text for a call the turn's capability restriction forbids, else ``""``."""

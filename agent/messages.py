@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field
 
 
 def new_id(prefix: str = "m") -> str:
@@ -21,16 +21,52 @@ def new_id(prefix: str = "m") -> str:
 
 
 class Usage(BaseModel):
-    """Token usage of one model call, as the provider reported it (tokens, not characters)."""
+    """Token usage of one model call (or a sum of calls), as the provider reported it (tokens).
+
+    - ``prompt_tokens``: every input token, cache hits included (litellm's OpenAI-style figure).
+    - ``completion_tokens``: output tokens.
+    - ``cached_prompt_tokens``: the part of ``prompt_tokens`` read from the provider's prompt cache
+      (OpenAI ``prompt_tokens_details.cached_tokens``, Anthropic ``cache_read_input_tokens``);
+      ``None`` when the provider did not say.
+    - ``cache_creation_tokens``: input tokens written to the cache by this call (Anthropic
+      ``cache_creation_input_tokens``; billed extra); ``None`` when not reported.
+
+    Adding two usages sums every field; a cache field stays ``None`` only when neither side
+    reported it. ``cache_hit_rate`` is derived (and serialised, so the headless ``turn_finished``
+    usage carries it).
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """``cached_prompt_tokens / prompt_tokens`` rounded to 4 places (0.0 to 1.0); ``None``
+        when the provider reported no cache figure or no prompt tokens."""
+        if self.cached_prompt_tokens is None or self.prompt_tokens <= 0:
+            return None
+        return round(min(1.0, self.cached_prompt_tokens / self.prompt_tokens), 4)
+
+    def cache_figures(self) -> dict[str, Any]:
+        """Return ``{"cached_prompt_tokens", "cache_creation_tokens", "cache_hit_rate"}`` (the
+        added fields of the ``context_usage`` event), each ``None`` when not reported."""
+        return {"cached_prompt_tokens": self.cached_prompt_tokens,
+                "cache_creation_tokens": self.cache_creation_tokens, "cache_hit_rate": self.cache_hit_rate}
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_prompt_tokens=_add_optional(self.cached_prompt_tokens, other.cached_prompt_tokens),
+            cache_creation_tokens=_add_optional(self.cache_creation_tokens, other.cache_creation_tokens),
         )
+
+
+def _add_optional(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
 
 
 class ToolCall(BaseModel):
@@ -46,12 +82,36 @@ class ToolCall(BaseModel):
     arguments: str = ""
 
     def to_openai(self) -> dict[str, Any]:
-        """Return the OpenAI ``tool_calls`` entry: ``{"id", "type": "function", "function": {...}}``."""
+        """Return the OpenAI ``tool_calls`` entry: ``{"id", "type": "function", "function": {...}}``.
+
+        ``function.arguments`` is ``sendable_arguments()``: the raw text when it is a JSON object,
+        else a JSON object standing in for it, so a strict provider (Anthropic turns the text into
+        an ``input`` object) accepts the history; the raw text stays in ``arguments`` and the
+        journal, and the call's error result says what was wrong with it.
+        """
         return {
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
+            "function": {"name": self.name, "arguments": self.sendable_arguments()},
         }
+
+    def sendable_arguments(self) -> str:
+        """Return the arguments as they are sent back to a provider: always the text of a JSON
+        object. The raw text when it decodes to an object (byte for byte, so the prompt prefix
+        stays stable); the inner object, re-serialised, of a double-encoded object (what the tool
+        ran with); ``"{}"`` for anything else (empty text, JSON cut off mid-object, ``[1]``,
+        ``"x"``). Raises nothing."""
+        raw = self.arguments
+        try:
+            value = json.loads(raw)
+        except (json.JSONDecodeError, ValueError):
+            return "{}"
+        if isinstance(value, dict):
+            return raw
+        inner = unwrap_double_encoded(value)
+        if isinstance(inner, dict):
+            return json.dumps(inner, ensure_ascii=False)
+        return "{}"
 
     def parsed_arguments(self) -> Any:
         """Return the arguments decoded from JSON, or the raw string when they are not valid JSON."""
@@ -93,21 +153,45 @@ class SystemMessage(_Record):
 
 
 #: Where a user-role message came from: typed by the ``user``; the instruction that starts
-#: carrying out an approved plan (``plan_execution``: the plan is pinned by itself, not this
-#: message); a ``mode`` message (Plan/Act rules); a compaction ``summary``.
-UserOrigin = Literal["user", "plan_execution", "mode", "summary"]
+#: carrying out an approved plan (``plan_execution``: compaction pins the plan itself, not this
+#: message); a compaction ``summary``.
+UserOrigin = Literal["user", "plan_execution", "summary"]
+
+
+class ModeMessage(BaseModel):
+    """The mode message at the start of a user turn's message (DESIGN.md 4, Plan mode): which mode
+    the turn runs in and the rules of that mode, stated in the conversation rather than in the
+    system prompt, so switching Plan/Act never changes the request prefix.
+
+    - ``mode``: ``"plan"`` (read-only planning pass, ends with ``submit_plan``) or ``"act"``.
+    - ``text``: the exact text sent (kept verbatim in the journal, so a resumed request repeats it).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: Literal["plan", "act"]
+    text: str
 
 
 class UserMessage(_Record):
-    """A user-role message: typed by the user, or written by the agent on the user's side (see
-    ``origin``; only ``role`` and ``content`` are sent to the model)."""
+    """A message typed by the user (or a synthetic user-side notice).
+
+    ``content`` is the user's own text (what the UI shows, what compaction pins). ``mode``, when
+    set, is the mode message that goes before it in the same provider message (one user message,
+    never two in a row); ``None`` for turns that state no mode. ``origin``: who wrote it (only
+    ``role`` and the content are sent to the model).
+    """
 
     role: Literal["user"] = "user"
     content: str
+    mode: ModeMessage | None = None
     origin: UserOrigin = "user"
 
     def to_openai(self) -> dict[str, Any]:
-        """Return ``{"role": "user", "content": str}``."""
+        """Return ``{"role": "user", "content": str}``: ``content``, after the mode message's text
+        and a blank line when ``mode`` is set."""
+        if self.mode is not None:
+            return {"role": "user", "content": f"{self.mode.text}\n\n{self.content}"}
         return {"role": "user", "content": self.content}
 
 

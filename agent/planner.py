@@ -2,19 +2,28 @@
 
 Plan mode sits above the ReAct loop (DESIGN.md 4, issue 4):
 
-1. **Planning pass** (``PlanController.plan_pass``): one turn of the normal loop in which only
-   read-capability tools are offered (read, grep, glob, think when registered) plus
-   ``submit_plan``, with a system-prompt addition telling the model to explore and then submit a
-   plan. The loop itself refuses every other call by capability (``LoopConfig.allowed_capabilities``),
-   even a tool that exists but was not offered, so nothing in the workspace can change. The turn
-   ends as soon as ``submit_plan`` succeeds; a model that answers in text instead has its markdown
+One prompt prefix for both modes (DESIGN.md 4): the system prompt and the tool list are the same
+in Plan and Act mode for the whole session, so switching modes keeps the provider's prompt cache.
+``submit_plan`` and ``update_plan`` are always registered and offered (``plan_tools``; they answer
+with an error outside a planning pass / without an active plan), and the mode and its rules are
+stated in a **mode message** (``messages.ModeMessage``) at the start of the turn's user message:
+``plan_mode_message`` for a planning pass, ``act_mode_message`` for the first Act turn after one.
+It rides in the user message, not in a message of its own, so history never holds two user
+messages in a row; it is a field of the message record, so the user's own text (what the UI
+shows and compaction pins) stays apart.
+
+1. **Planning pass** (``PlanController.plan_pass``): one turn of the normal loop whose user
+   message starts with the Plan mode message (explore, then ``submit_plan``). Every tool is
+   offered; the loop refuses every call that is not read-capability
+   (``LoopConfig.allowed_capabilities``), so nothing in the workspace can change. The turn ends as
+   soon as ``submit_plan`` succeeds; a model that answers in text instead has its markdown
    checklist parsed (``parse_markdown_plan``).
 2. **Approval** happens outside (the TUI's modal, or ``--yes`` headless); the plan is a pydantic
    ``Plan`` the UI may edit and hand back.
 3. **Execution** (``PlanController.execute``): a normal Act turn whose user message carries the
-   approved plan verbatim as a checklist, with ``update_plan`` registered so the agent marks steps
-   in progress / done / skipped. Each change emits ``PlanUpdated``; an edit to a file no step
-   declared is recorded in ``Plan.undeclared_files``.
+   approved plan verbatim as a checklist (after the Act mode message); the agent marks steps in
+   progress / done / skipped with ``update_plan``. Each change emits ``PlanUpdated``; an edit to a
+   file no step declared is recorded in ``Plan.undeclared_files``.
 
 Every change of the plan is journaled as ``{"kind": "plan", "event": ..., "plan": {...}}`` so a
 resumed or compacted session can re-inject it verbatim (``plan_from_journal``). The ``approved``
@@ -41,17 +50,19 @@ from pydantic import BaseModel, Field, model_validator
 from .events import (
     AgentEvent, Emit, Notice, PlanStepState, PlanUpdated, ToolCallFinished, ToolCallStarted, TurnFinished,
 )
+from .messages import ModeMessage, UserOrigin
 from .tools.base import Capability
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .loop import Agent
+    from .tools.base import Tool
 
 StepStatus = Literal["pending", "in_progress", "done", "skipped"]
 STEP_STATUSES: tuple[str, ...] = ("pending", "in_progress", "done", "skipped")
 #: How many steps a submitted plan must have (the user may edit it beyond these bounds).
 MIN_STEPS = 3
 MAX_STEPS = 10
-#: Names of the plan tools (kept out of the planning pass's inherited tool set).
+#: Names of the plan tools, registered for the whole session (``plan_tools``).
 PLAN_TOOL_NAMES = ("submit_plan", "update_plan")
 
 
@@ -420,8 +431,9 @@ def _entry_to_step(entry: _Entry) -> PlanStep:
                     status=entry.status, note=entry.note)  # type: ignore[arg-type]
 
 
-# ============================================================================= planning prompt
-PLANNING_SYSTEM_PROMPT = """\
+# ============================================================================= mode messages
+PLAN_MODE_MESSAGE = """\
+<mode>
 # Plan mode
 The user wants a plan before anything changes. You are in Plan mode: the workspace is read-only.
 Only these tools run: {tools}. Any other call is refused.
@@ -431,7 +443,15 @@ Only these tools run: {tools}. Any other call is refused.
    working directory) and a one-line rationale; the risks; and the assumptions you could not verify.
 3. Stop after submit_plan. The user reviews the plan and approves, edits or rejects it; do not
    start the work. If you cannot call submit_plan, answer with the plan as a markdown numbered
-   list (a `Files:` and a `Why:` line under each step) followed by `## Risks` and `## Assumptions`."""
+   list (a `Files:` and a `Why:` line under each step) followed by `## Risks` and `## Assumptions`.
+</mode>"""
+
+ACT_MODE_MESSAGE = """\
+<mode>
+# Act mode
+Plan mode is over: every tool may be used again, as the permission mode allows. submit_plan works
+only in Plan mode.
+</mode>"""
 
 EXECUTION_PROMPT = """\
 The user approved the plan below{edited}. Carry it out now, step by step.
@@ -443,12 +463,31 @@ out to be unnecessary. Steps already marked skipped were skipped by the user: do
 Keep to the files each step lists; if you must change another file, say why."""
 
 
-def planning_system_prompt(tool_names: Iterable[str]) -> str:
-    """Return the system-prompt addition of the planning pass for the offered ``tool_names``."""
+def plan_mode_message(tool_names: Iterable[str]) -> ModeMessage:
+    """Return the mode message of a planning pass that may use ``tool_names`` (the read-capability
+    tools, in registration order): ``PLAN_MODE_MESSAGE`` filled in (the think hint only when
+    ``think`` is among them)."""
     names = list(tool_names)
     think = " Use think to weigh options; it changes nothing." if "think" in names else ""
-    return PLANNING_SYSTEM_PROMPT.format(tools=", ".join(names), think=think, min_steps=MIN_STEPS,
-                                         max_steps=MAX_STEPS)
+    return ModeMessage(mode="plan", text=PLAN_MODE_MESSAGE.format(tools=", ".join(names), think=think,
+                                                                  min_steps=MIN_STEPS, max_steps=MAX_STEPS))
+
+
+def act_mode_message() -> ModeMessage:
+    """Return the mode message of the first Act turn after Plan mode (``ACT_MODE_MESSAGE``)."""
+    return ModeMessage(mode="act", text=ACT_MODE_MESSAGE)
+
+
+def stated_mode(messages: Iterable[Any]) -> str | None:
+    """Return the mode the last mode message among ``messages`` states (``"plan"`` or ``"act"``),
+    or ``None`` when none does (a conversation that never entered Plan mode; Act is the default
+    the system prompt describes)."""
+    last = None
+    for message in messages:
+        mode = getattr(message, "mode", None)
+        if isinstance(mode, ModeMessage):
+            last = mode.mode
+    return last
 
 
 def execution_prompt(plan: Plan, *, edited: bool = False) -> str:
@@ -486,9 +525,11 @@ class PlanController:
     """The Plan mode state of one conversation and the two runs that use it.
 
     Attributes: ``proposed`` (the last plan a planning pass produced, not yet approved), ``plan``
-    (the approved plan being executed; ``None`` when no plan is active). Both are replaced, never
-    mutated in place, so a UI thread may read them while a run goes on. Methods take the session's
-    ``Agent`` each time (it is rebuilt when the model changes).
+    (the approved plan being executed; ``None`` when no plan is active), ``planning`` (true while
+    a planning pass runs). The plans are replaced, never mutated in place, so a UI thread may
+    read them while a run goes on. Methods take the session's ``Agent`` each time (it is rebuilt
+    when the model changes); ``tools()`` are the plan tools bound to this controller, which the
+    runtime registers for the whole session.
     """
 
     def __init__(self, workspace: Path) -> None:
@@ -498,29 +539,53 @@ class PlanController:
         self._lock = threading.Lock()
         self._agent: Agent | None = None
         self._emit: Emit | None = None
+        self._submitted: list[Plan] | None = None  # a list while a planning pass runs
+
+    @property
+    def planning(self) -> bool:
+        """True while a planning pass runs (``submit_plan`` is accepted only then)."""
+        return self._submitted is not None
+
+    def tools(self) -> list["Tool"]:
+        """New ``submit_plan`` and ``update_plan`` tools bound to this controller (both read
+        capability; see agent/tools/plan_tools.py)."""
+        from .tools.plan_tools import SubmitPlanTool, UpdatePlanTool
+
+        return [SubmitPlanTool(self.submit), UpdatePlanTool(self)]
+
+    def submit(self, plan: Plan) -> None:
+        """Take a plan ``submit_plan`` validated. Raises ``PlanError`` (the model's error result)
+        when no planning pass runs: in Act mode the model should do the work, not propose it."""
+        with self._lock:
+            if self._submitted is None:
+                raise PlanError("there is no planning pass: submit_plan works only in Plan mode. This turn is "
+                                "in Act mode: carry out the request with the other tools.")
+            self._submitted.append(plan)
 
     # ------------------------------------------------------------------------ planning pass
     def plan_pass(self, agent: "Agent", task: str, emit: Emit, cancel: threading.Event) -> PlanResult:
         """Run the read-only planning pass for ``task`` on ``agent`` (its history and journal).
 
-        Offered tools: the agent's read-capability tools plus ``submit_plan``; the loop refuses any
-        other call by capability. Ends when ``submit_plan`` succeeds or the model answers in text
-        (then the markdown fallback is tried). When a plan results it is stored as ``proposed``,
-        journaled (event ``proposed``) and emitted as ``PlanUpdated(approved=False)`` after the
-        turn's ``TurnFinished``. Never raises for model or tool failures.
+        The request keeps the session's system prompt and tool list (every tool offered); the
+        turn's user message starts with ``plan_mode_message`` naming the read-capability tools,
+        and the loop refuses any other call by capability (``LoopConfig.allowed_capabilities``).
+        Ends when ``submit_plan`` succeeds or the model answers in text (then the markdown
+        fallback is tried). When a plan results it is stored as ``proposed``, journaled (event
+        ``proposed``) and emitted as ``PlanUpdated(approved=False)`` after the turn's
+        ``TurnFinished``. Never raises for model or tool failures.
         """
-        from .tools.plan_tools import SubmitPlanTool
-        from .tools.registry import ToolRegistry
-
-        submitted: list[Plan] = []
-        inherited = [t for t in agent.registry.tools() if t.name not in PLAN_TOOL_NAMES]
-        registry = ToolRegistry(inherited + [SubmitPlanTool(submitted.append)])
+        ensure_plan_tools(agent, self)
         read_only = frozenset({Capability.READ})
-        offered = [t.name for t in registry.tools() if t.capability in read_only]
+        usable = [t.name for t in agent.registry.tools() if t.capability in read_only and t.name != "update_plan"]
         config = dataclasses.replace(agent.config, allowed_capabilities=read_only, restricted_mode_name="Plan mode")
-        prompt = agent.system_prompt + "\n\n" + planning_system_prompt(offered)
-        with _turn_setup(agent, registry=registry, config=config, system_prompt=prompt):
-            turn = agent.run_turn(task, emit, cancel)
+        with self._lock:
+            self._submitted = []
+        try:
+            with _turn_setup(agent, config=config):
+                turn = agent.run_turn(task, emit, cancel, mode=plan_mode_message(usable))
+        finally:
+            with self._lock:
+                submitted, self._submitted = self._submitted or [], None
         if submitted:
             result = PlanResult(plan=submitted[-1], turn=turn, source="submit_plan")
         elif turn.stop_reason == "done" and (parsed := parse_markdown_plan(turn.final_text)) is not None:
@@ -544,8 +609,8 @@ class PlanController:
         """Approve ``plan`` (possibly edited by the user) and run it as a normal Act turn.
 
         The plan is copied with ids renumbered 1..n and becomes ``self.plan``; it is journaled
-        (event ``approved``); ``update_plan`` is registered on ``agent``; the turn's user message
-        is ``execution_prompt(plan)``, with the id the ``approved`` record names in its
+        (event ``approved``); the turn's user message is ``execution_prompt(plan)`` (after the
+        Act mode message, see ``run_turn``), with the id the ``approved`` record names in its
         ``message_id``. ``PlanUpdated`` is emitted right after ``TurnStarted`` and after each
         change. Raises ``PlanError`` when the plan has no step.
         """
@@ -561,17 +626,25 @@ class PlanController:
         message_id = new_id()
         _journal(agent, "approved", approved, message_id=message_id)
         return self.run_turn(agent, execution_prompt(approved, edited=edited), emit, cancel, announce=True,
-                             message_id=message_id)
+                             message_id=message_id, origin="plan_execution")
 
     def run_turn(self, agent: "Agent", prompt: str, emit: Emit, cancel: threading.Event, *,
-                 announce: bool = False, message_id: str | None = None) -> TurnFinished:
-        """Run a normal turn; while a plan is active, ``update_plan`` is registered and edits to
+                 announce: bool = False, message_id: str | None = None,
+                 origin: UserOrigin = "user") -> TurnFinished:
+        """Run a normal (Act) turn. When the conversation the model sees last stated Plan mode,
+        the user message starts with ``act_mode_message`` (the tools and system prompt never
+        change, so the mode is said in the conversation). While a plan is active, edits to
         undeclared files are recorded. ``announce`` emits the plan right after ``TurnStarted``;
-        ``message_id`` (optional) is the id given to the turn's user message."""
-        extra = {"message_id": message_id} if message_id else {}
+        ``message_id`` (optional) is the id given to the turn's user message; ``origin`` says who
+        wrote it (``plan_execution``: the instruction to carry out the approved plan)."""
+        extra: dict[str, Any] = {"message_id": message_id} if message_id else {}
+        if origin != "user":
+            extra["origin"] = origin
+        if stated_mode(agent.context_view()) == "plan":
+            extra["mode"] = act_mode_message()
         if self.plan is None:
             return agent.run_turn(prompt, emit, cancel, **extra)
-        ensure_update_plan(agent, self)
+        ensure_plan_tools(agent, self)
         watcher = _EditWatcher(self, agent, emit, announce)
         self._agent, self._emit = agent, watcher
         try:
@@ -593,10 +666,14 @@ class PlanController:
         """Apply ``(step ref, status, note or None)`` updates to the active plan, all or none.
 
         Emits ``PlanUpdated`` and journals the plan (event ``updated``). Returns a one-paragraph
-        summary for the model (what changed, progress, the next step). Raises ``PlanError`` when no
-        plan is active, a step ref is unknown or a status is invalid.
+        summary for the model (what changed, progress, the next step). Raises ``PlanError`` during
+        a planning pass (the new plan goes to ``submit_plan``; the active one is updated only while
+        it is carried out), when no plan is active, a step ref is unknown or a status is invalid.
         """
         with self._lock:
+            if self._submitted is not None:
+                raise PlanError("Plan mode is drafting a new plan: submit it with submit_plan. The steps of an "
+                                "approved plan are marked only while carrying it out (Act mode).")
             if self.plan is None:
                 raise PlanError("no plan is active: update_plan only works while carrying out an approved plan.")
             plan = self.plan.model_copy(deep=True)
@@ -662,18 +739,27 @@ class _EditWatcher:
                 self.controller.note_edit(path)
 
 
-def ensure_update_plan(agent: "Agent", controller: PlanController) -> None:
-    """Register ``update_plan`` (bound to ``controller``) on ``agent`` unless it is there."""
-    from .tools.plan_tools import UpdatePlanTool
+def ensure_plan_tools(agent: "Agent", controller: PlanController) -> None:
+    """Register the plan tools bound to ``controller`` on ``agent`` unless they are there.
+
+    The runtime registers them when it builds the agent, so this is a no-op there (the tool list
+    stays the session's); it matters for an agent built with another tool set (the embedded
+    model's read-only tools, tests), whose list then grows once. Tools of that name bound to
+    another controller are replaced."""
     from .tools.registry import ToolRegistry
 
-    if "update_plan" not in agent.registry:
-        agent.registry = ToolRegistry(agent.registry.tools() + [UpdatePlanTool(controller)])
+    submit = agent.registry.get("submit_plan")
+    update = agent.registry.get("update_plan")
+    if getattr(getattr(submit, "on_submit", None), "__self__", None) is controller \
+            and getattr(update, "controller", None) is controller:
+        return
+    kept = [t for t in agent.registry.tools() if t.name not in PLAN_TOOL_NAMES]
+    agent.registry = ToolRegistry(kept + controller.tools())
 
 
 @contextmanager
 def _turn_setup(agent: "Agent", **attributes: Any) -> Iterator[None]:
-    """Temporarily replace attributes of ``agent`` (registry, config, system prompt) for one turn."""
+    """Temporarily replace attributes of ``agent`` (the loop config of a planning pass) for one turn."""
     saved = {name: getattr(agent, name) for name in attributes}
     for name, value in attributes.items():
         setattr(agent, name, value)

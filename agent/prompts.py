@@ -2,6 +2,9 @@
 
 Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace root (the
 convention of Codex / Claude Code). The ``think`` tool is mentioned only when it is registered.
+The prompt is the same in Plan and Act mode (a session builds it once and journals it, see
+agent/runtime.py): when the plan tools are registered it says that a ``<mode>`` block at the
+start of a user message states the mode (``MODES_NOTE``), and the mode's rules come there.
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ Rules:
 - Paths are relative to the working directory; you cannot leave it.
 - When a tool returns an error, read it and change your approach instead of repeating the call.
 - When you are done, say what you changed and how you verified it, in a few lines."""
+
+
+MODES_NOTE = """\
+Modes: you start in Act mode (do the work). A user message may begin with a <mode> block written
+by opencli-tui, not by the user: it switches to Plan mode (read-only: explore, then submit_plan)
+or back to Act mode, with the rules of that mode, which hold until another <mode> block.
+While carrying out an approved plan, mark its steps with update_plan."""
 
 
 def load_project_instructions(workspace: Path) -> str:
@@ -55,6 +65,8 @@ def build_system_prompt(workspace: Path, tool_names: list[str], *, git_snapshot:
              f"Tools: {', '.join(tool_names)}"]
     if "think" in tool_names:
         lines.append("Use think to reason step by step before a difficult decision; it changes nothing.")
+    if "submit_plan" in tool_names:
+        lines += ["", MODES_NOTE]
     if reminder_rules:
         lines += ["", reminder_rules]
     if git_snapshot:

@@ -44,7 +44,9 @@ class ReplyAssembler:
             if delta.arguments:
                 call.arguments.append(delta.arguments)
         elif delta.kind == "usage":
-            self.usage = Usage(prompt_tokens=delta.prompt_tokens, completion_tokens=delta.completion_tokens)
+            self.usage = Usage(prompt_tokens=delta.prompt_tokens, completion_tokens=delta.completion_tokens,
+                               cached_prompt_tokens=delta.cached_prompt_tokens,
+                               cache_creation_tokens=delta.cache_creation_tokens)
         elif delta.kind == "finish":
             self.finish_reason = delta.finish_reason or self.finish_reason
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .session import message_from_record, read_journal, sessions_dir, tool_details_from_record
+from .session import SystemPromptRecord, message_from_record, read_journal, sessions_dir, tool_details_from_record
 
 if TYPE_CHECKING:
     from .messages import Message
@@ -70,7 +70,9 @@ class LoadedSession:
     ``tool_details`` (``{tool result message id: details}``, see ``details_for``) and
     ``plan_prompts`` (``{user message id: approved Plan}``: the user messages that are the
     instruction to carry out an approved plan, ``planner.plan_prompts_from_journal``; a UI shows
-    them as the short "Plan approved" line rather than the instruction text)."""
+    them as the short "Plan approved" line rather than the instruction text) and ``system_prompt``
+    (the last well-formed ``system_prompt`` record: the prompt the session was sending, reused
+    verbatim on resume; ``None`` for journals written before the record existed)."""
 
     session_id: str
     path: Path
@@ -82,6 +84,7 @@ class LoadedSession:
     grants: list["SessionGrant"] = field(default_factory=list)
     tool_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     plan_prompts: dict[str, "Plan"] = field(default_factory=dict)
+    system_prompt: SystemPromptRecord | None = None
 
     def details_for(self, message: "Message") -> dict[str, Any]:
         """What the UI showed of the tool result ``message`` besides its text: a dict with any of
@@ -188,8 +191,9 @@ def find_session(project_root: Path, ref: str) -> Path:
 
 def load_session(path: Path) -> LoadedSession:
     """Read a journal back: messages, active plan, latest model, session grants, tool result
-    details, plan-approval prompts, all records, warnings for skipped lines. Raises ``OSError``
-    when the file cannot be read. Malformed grant or details records are ignored (never applied)."""
+    details, plan-approval prompts, the last system prompt, all records, warnings for skipped
+    lines. Raises ``OSError`` when the file cannot be read. Malformed grant, details or system
+    prompt records are ignored (never applied)."""
     from .permission_rules import SessionGrant
     from .planner import plan_from_journal, plan_prompts_from_journal
 
@@ -200,6 +204,7 @@ def load_session(path: Path) -> LoadedSession:
     model = ""
     grants: list[SessionGrant] = []
     details: dict[str, dict[str, Any]] = {}
+    system_prompt: SystemPromptRecord | None = None
     for record in records:
         kind = record.get("kind")
         if kind == "message":
@@ -216,9 +221,11 @@ def load_session(path: Path) -> LoadedSession:
             found = tool_details_from_record(record)
             if found:
                 details[record["message_id"]] = found
+        elif kind == "system_prompt":
+            system_prompt = SystemPromptRecord.from_record(record) or system_prompt
     return LoadedSession(session_id=path.stem, path=path, messages=messages, plan=plan_from_journal(records),
                          model=model, records=records, warnings=warnings, grants=grants, tool_details=details,
-                         plan_prompts=plan_prompts_from_journal(records))
+                         plan_prompts=plan_prompts_from_journal(records), system_prompt=system_prompt)
 
 
 def format_session_list(infos: list[SessionInfo]) -> str:

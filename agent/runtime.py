@@ -18,7 +18,7 @@ from .config import PermissionMode, Settings
 from .providers.base import Provider
 from .providers.model_info import ModelInfo
 from .providers.scripted import ScriptedProvider, load_replay_file
-from .session import SessionJournal, new_session_id, sessions_dir
+from .session import SessionJournal, SystemPromptRecord, new_session_id, sessions_dir
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
     from .checkpoints import Checkpoints
@@ -59,6 +59,15 @@ class AgentSession:
     journal file (appending; ``journal`` must already be locked), and ``prepare()`` restores the
     conversation and the active plan into the new ``Agent``. The model is ``model`` if given,
     else the resumed session's, else the settings'.
+
+    One prompt prefix per session (DESIGN.md 3, 4): the system prompt is built once, journaled as
+    a ``system_prompt`` record (``session.SystemPromptRecord``) and reused verbatim while the
+    registered tool set is the same: by a resume (the journaled text, not a rebuild with a new git
+    snapshot; journals without the record are rebuilt as before and the record written then) and
+    by a model switch. A switch that changes the tool set (``think`` comes or goes with native
+    reasoning) builds and journals a new prompt (reason ``tools_changed``): the tools are part of
+    the prefix anyway. ``submit_plan`` and ``update_plan`` are always registered (not for the
+    embedded model's read-only set), so Plan and Act mode send the same prefix.
     """
 
     def __init__(self, workspace: Path, settings: Settings, provider: Provider, *,
@@ -76,6 +85,8 @@ class AgentSession:
         #: Plan mode (True) or Act mode, as the UI last recorded it (restored on resume).
         self.plan_mode = False
         self._mode_notices: list[str] = []
+        #: The system prompt being sent and the tools it was built for (journaled).
+        self._system_prompt: SystemPromptRecord | None = resumed.system_prompt if resumed else None
         if resumed is not None:
             self._restore_modes(resumed.records, keep_permission_mode=permission_mode_given)
         self._checkpoints: "Checkpoints | None" = None
@@ -170,6 +181,8 @@ class AgentSession:
         read_only_tools = self.is_embedded and s.embedded.tools != "all"
         think = {"on": True, "off": False}.get(s.think_tool, not info.supports_reasoning)
         tools = default_tools(include_think=think, read_only=read_only_tools)
+        if not read_only_tools:  # one tool list for Plan and Act mode (the embedded set stays small)
+            tools += self.plans.tools()
         registry = ToolRegistry(tools)
         max_turns = min(s.max_turns, s.embedded.max_turns) if self.is_embedded else s.max_turns
         config = LoopConfig(
@@ -192,9 +205,9 @@ class AgentSession:
         journal.append({"kind": "session", "event": event, "session_id": self.session_id, "model": self.model,
                         "workspace": str(self.workspace), "time": time.time()})
         rules = rules_from_config(s.reminders.rules) if s.reminders.enabled else []
-        prompt = build_system_prompt(self.workspace, registry.names(),
-                                     git_snapshot=render_snapshot(self.git) if self.git else "",
-                                     reminder_rules=system_prompt_rules(rules) if rules else "")
+        prompt = self._system_prompt_text(registry.names(), lambda: build_system_prompt(
+            self.workspace, registry.names(), git_snapshot=render_snapshot(self.git) if self.git else "",
+            reminder_rules=system_prompt_rules(rules) if rules else ""))
         agent = Agent(provider=self.provider, registry=registry, system_prompt=prompt, model=self.model,
                       workspace=self.workspace, output_dir=self.output_dir, session_id=self.session_id,
                       config=config, journal=journal, context_window=lambda: self.context_window,
@@ -217,6 +230,23 @@ class AgentSession:
             return []
         now = dirty_paths(self.workspace)
         return sorted((now or set()) - start)
+
+    def _system_prompt_text(self, tools: list[str], build: Callable[[], str]) -> str:
+        """Return the system prompt to send with ``tools`` (registered names, in order): the
+        current one (journaled, or read back from a resumed journal) when it was built for the
+        same tools, else ``build()``, journaled as a new ``system_prompt`` record."""
+        current = self._system_prompt
+        if current is not None and list(current.tools) == tools:
+            return current.text
+        if current is not None:
+            reason = "tools_changed"
+        else:
+            reason = "resumed_without_prompt" if self._restore_pending else "started"
+        record = SystemPromptRecord(text=build(), tools=tuple(tools), model=self.model, reason=reason,
+                                    time=time.time())
+        self.journal.append(record.to_record())
+        self._system_prompt = record
+        return record.text
 
     @property
     def permission_rules(self):
@@ -435,6 +465,7 @@ class AgentSession:
             self.resumed = None
             self._restore_pending = False
             self._checkpoints = None
+            self._system_prompt = None  # a new session journals its own
         if self.model_info is not None:
             with self._prepare_lock:
                 self.agent = self._build_agent(self.model_info)

@@ -13,7 +13,11 @@ and ``compaction`` records. Two optional kinds, which older journals lack (reade
   carried them; older journals lack it); written only when one of them is set
   (``tool_details_record``);
 - ``permission_grant``: an "allow for this session" answer (agent/permission_rules.SessionGrant:
-  ``scope``, ``tool``, ``prefix``), restored on resume.
+  ``scope``, ``tool``, ``prefix``), restored on resume;
+- ``system_prompt``: the exact system prompt the session sends (``SystemPromptRecord``), written
+  when the session starts and again only when it legitimately changes (the tool set changed with
+  a model switch); a resume sends the last one verbatim, so the first resumed request extends
+  the cached prefix instead of rebuilding it (a new git snapshot would differ).
 
 Records are only ever added to this list, never changed. Lines are written whole and flushed
 as they happen; the file is created with mode 0600 and locked (``flock``) for the session's life.
@@ -34,8 +38,9 @@ import os
 import re
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Literal, Sequence
 
 from .config import user_data_dir
 from .messages import Message, message_from_dict
@@ -218,6 +223,52 @@ def tool_details_from_record(record: Any) -> dict[str, Any]:
         elif isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
             out[key] = value
     return out
+
+
+#: Why a ``system_prompt`` record was written: a new session; a resume whose journal held no
+#: usable prompt (written before the record existed); the registered tools changed (a model switch
+#: adding or removing ``think``, or a resume with another tool set).
+SystemPromptReason = Literal["started", "resumed_without_prompt", "tools_changed"]
+
+
+@dataclass(frozen=True)
+class SystemPromptRecord:
+    """The ``system_prompt`` journal record: the system prompt exactly as sent.
+
+    ``text``: the prompt (the journal redacts secret-looking environment values in it, like in
+    every line); ``tools``: the names of the tools registered with it, in order (a session reuses
+    the text only for the same tool set); ``model``: the model it was built for; ``reason``: why
+    it was written (``SystemPromptReason``); ``time``: Unix seconds.
+
+    Journal shape: ``{"kind": "system_prompt", "text": str, "tools": [str, ...], "model": str,
+    "reason": str, "time": float}``.
+    """
+
+    text: str
+    tools: tuple[str, ...]
+    model: str = ""
+    reason: str = "started"
+    time: float = 0.0
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the journal record (see the class docstring)."""
+        return {"kind": "system_prompt", "text": self.text, "tools": list(self.tools), "model": self.model,
+                "reason": self.reason, "time": self.time}
+
+    @classmethod
+    def from_record(cls, record: Any) -> "SystemPromptRecord | None":
+        """Read a ``system_prompt`` record; ``None`` for any other record or a malformed one (no
+        string ``text``, ``tools`` not a list of strings), which a reader then ignores."""
+        if not isinstance(record, dict) or record.get("kind") != "system_prompt":
+            return None
+        text, tools = record.get("text"), record.get("tools")
+        if not isinstance(text, str) or not text or not isinstance(tools, list) \
+                or not all(isinstance(name, str) for name in tools):
+            return None
+        when = record.get("time")
+        return cls(text=text, tools=tuple(tools), model=str(record.get("model") or ""),
+                   reason=str(record.get("reason") or ""),
+                   time=float(when) if isinstance(when, (int, float)) and not isinstance(when, bool) else 0.0)
 
 
 def read_journal(path: Path, warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:

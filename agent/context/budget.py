@@ -56,7 +56,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..messages import AssistantMessage, Message, ToolResultMessage
+from ..messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from .tokenizer import ESTIMATE, Tokenizer, is_openai_model, tokenizer_for_model
 
 #: Characters per token of the old characters/4 rule (``chars_to_tokens``; not used for counting).
@@ -103,10 +103,12 @@ def message_chars(message: Message, *, include_reasoning: bool = False) -> int:
         if include_reasoning and message.reasoning_content:
             chars += len(message.reasoning_content)
         for call in message.tool_calls:
-            chars += len(call.id) + len(call.name) + len(call.arguments)
+            chars += len(call.id) + len(call.name) + len(call.sendable_arguments())
         return chars
     if isinstance(message, ToolResultMessage):
         return len(message.content) + len(message.tool_call_id)
+    if isinstance(message, UserMessage):
+        return len(message.to_openai()["content"])  # the mode message goes first
     content = getattr(message, "content", None)
     if not isinstance(content, str):
         raise TypeError(f"not a message record: {type(message).__name__}")
@@ -121,10 +123,12 @@ def message_text(message: Message, *, include_reasoning: bool = False) -> str:
         if include_reasoning and message.reasoning_content:
             parts.append(message.reasoning_content)
         for call in message.tool_calls:
-            parts += [call.id, call.name, call.arguments]
+            parts += [call.id, call.name, call.sendable_arguments()]
         return "\n".join(parts)
     if isinstance(message, ToolResultMessage):
         return message.tool_call_id + "\n" + message.content
+    if isinstance(message, UserMessage):
+        return message.to_openai()["content"]  # the mode message goes first
     content = getattr(message, "content", None)
     if not isinstance(content, str):
         raise TypeError(f"not a message record: {type(message).__name__}")

@@ -198,26 +198,28 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     elif plan_markdown is not None:
         pins.plan_markdown = plan_markdown
 
-    if summarize is None:
-        split = 0
-    elif window_tokens:
-        # the kept tail: the same share of the window and of what is there now (Gemini CLI keeps
-        # the last 30% of the history), so a manual /compact of a short conversation compacts too
-        tail_budget = int(tail_fraction * min(window_tokens, max(0, tokens_before - base)))
-        pinned_estimate = count_text(pins.render()) + sum(count_text(c) for c in carried)
+    stubbed: list[str] = []
+    if summarize is None:  # no summary: the whole body is kept, stubbed to fit the target
+        old, kept = [], body
         if target is not None:
-            tail_budget = min(tail_budget, target - base - pinned_estimate - SUMMARY_RESERVE_TOKENS)
-        split = _split_by_tokens(body, max(0, tail_budget), keep_last, count)
+            kept, stubbed = _stub_to_fit(kept, target - base, count, save_full)
+    elif window_tokens and target is not None:
+        # room for the summary and the kept tail; the tail gets the same share of the window and
+        # of what is there now (Gemini CLI keeps the last 30% of the history), so a manual
+        # /compact of a short conversation compacts too
+        room = target - base - count_text(pins.render()) - sum(count_text(c) for c in carried)
+        split_budget = min(int(tail_fraction * min(window_tokens, max(0, tokens_before - base))),
+                           room - SUMMARY_RESERVE_TOKENS)
+        stub_limit = room - 300  # the summary is capped to what is left (200 tokens at least)
+        for least in dict.fromkeys((keep_last, 2)):  # the message minimum yields to the target
+            split = _split_by_tokens(body, max(0, split_budget), least, count)
+            old, kept = body[:split], body[split:]
+            kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full)
+            if view_tokens(kept, count) <= stub_limit:
+                break
     else:
         split = _split_point(body, keep_last)
-    old, kept = body[:split], body[split:]
-
-    stubbed: list[str] = []
-    if window_tokens:
-        tail_limit = (target - base) if summarize is None and target is not None else int(tail_fraction * window_tokens)
-        if target is not None:
-            tail_limit = min(tail_limit, target - base)
-        kept, stubbed = _stub_to_fit(kept, tail_limit, count, save_full)
+        old, kept = body[:split], body[split:]
 
     has_old = any(not isinstance(m, UserMessage) for m in old)
     if summarize is None or not has_old:
@@ -253,7 +255,10 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         room = target - base - view_tokens(kept, count) - count_text(pinned_text) - 64
         summary_cap = max(200, min(summary_cap, room))
     summary_text = _cap_tokens(summary, summary_cap, count)
-    summary_message = UserMessage(content=build_summary_text(pinned_text, summary_text), origin="summary")
+    # the mode the conversation stated last goes with the summary when its message was summarised
+    kept_mode = any(isinstance(m, UserMessage) and m.mode is not None for m in kept)
+    summary_message = UserMessage(content=build_summary_text(pinned_text, summary_text), origin="summary",
+                                  mode=None if kept_mode else pins.mode)
     new_records = [*systems, summary_message, *kept]
     tokens_after = base + view_tokens([summary_message, *kept], count)
     return _result(messages, records, new_records, as_dicts, tokens_before, tokens_after, min_saving,

@@ -28,7 +28,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from ..messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from ..messages import AssistantMessage, Message, ModeMessage, ToolResultMessage, UserMessage
 
 #: Characters kept of one pinned error output (head and tail).
 ERROR_CAP_CHARS = 2000
@@ -273,6 +273,9 @@ class Pins:
     plan_markdown: str | None = None
     tests: TestLedger = field(default_factory=TestLedger)
     changed_files: list[str] = field(default_factory=list)
+    #: The mode message the conversation stated last (Plan/Act), carried by the summary message
+    #: when the message that stated it is summarised.
+    mode: ModeMessage | None = None
 
     def render(self, *, kept_ids: Iterable[str] = (), error_cap_chars: int = ERROR_CAP_CHARS) -> str:
         """The pinned part of a summary message, as markdown sections. Messages whose id is in
@@ -346,8 +349,10 @@ def collect_pins(history: Sequence[Message], *, plan_markdown: str | None = None
     instructions = [m for m in history if is_instruction(m)]
     files = tool_changed_files(history, is_mutating=is_mutating)
     files += [p for p in extra_changed_files if p not in files]
+    modes = [m.mode for m in history if isinstance(m, UserMessage) and m.mode is not None]
     return Pins(task=instructions[0] if instructions else None, instructions=instructions[1:],
-                plan_markdown=plan_markdown, tests=ledger_of(history), changed_files=files)
+                plan_markdown=plan_markdown, tests=ledger_of(history), changed_files=files,
+                mode=modes[-1] if modes else None)
 
 
 __all__ = [

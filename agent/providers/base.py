@@ -55,7 +55,9 @@ class StreamDelta(BaseModel):
     - ``kind="text"`` / ``"reasoning"``: ``text`` holds the piece.
     - ``kind="tool_call"``: a fragment of tool call number ``index``; ``id`` and ``name`` appear in
       some fragment (usually the first), ``arguments`` fragments are concatenated in order.
-    - ``kind="usage"``: ``prompt_tokens`` / ``completion_tokens`` as reported by the provider.
+    - ``kind="usage"``: ``prompt_tokens`` / ``completion_tokens`` as reported by the provider, and
+      ``cached_prompt_tokens`` (read from the prompt cache, part of ``prompt_tokens``) /
+      ``cache_creation_tokens`` (written to it) when the provider reports them (``None`` if not).
     - ``kind="finish"``: ``finish_reason`` (``stop``, ``tool_calls``, ``length``...).
     """
 
@@ -67,6 +69,8 @@ class StreamDelta(BaseModel):
     arguments: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int | None = None
+    cache_creation_tokens: int | None = None
     finish_reason: str | None = None
 
 

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from .base import ModelRequest, ProviderError, StreamDelta
 from .litellm_loader import load_litellm
+from .prompt_cache import takes_cache_control, with_cache_breakpoints
 
 
 _MISSING_KEY = re.compile(r"missing (credentials|[\w ]*api[ _]key)|api_key client option must be set|no api key",
@@ -62,7 +63,11 @@ class LiteLLMProvider:
     """Streams a ``ModelRequest`` through ``litellm.completion(stream=True)``.
 
     ``timeout_s`` bounds one call (seconds). Usage is requested with
-    ``stream_options={"include_usage": True}`` and reported when the provider sends it.
+    ``stream_options={"include_usage": True}`` and reported when the provider sends it, with the
+    prompt-cache figures litellm normalises (``prompt_tokens_details.cached_tokens``; Anthropic's
+    ``cache_read_input_tokens`` / ``cache_creation_input_tokens``). For Claude models
+    (``prompt_cache.takes_cache_control``) the messages sent carry ``cache_control`` breakpoints
+    on the stable prefix (``prompt_cache.with_cache_breakpoints``); ``request`` is not changed.
     """
 
     instant_retries = False
@@ -75,9 +80,12 @@ class LiteLLMProvider:
     def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
         """Yield the reply's deltas; raises ``ProviderError`` on failure."""
         litellm = load_litellm()
+        messages = request.messages
+        if takes_cache_control(request.model):
+            messages = with_cache_breakpoints(messages)
         kwargs: dict[str, Any] = {
             "model": request.model,
-            "messages": request.messages,
+            "messages": messages,
             "stream": True,
             "timeout": self.timeout_s,
             "num_retries": 0,
@@ -139,5 +147,41 @@ def _chunk_deltas(chunk: Any) -> Iterator[StreamDelta]:
         if finish:
             yield StreamDelta(kind="finish", finish_reason=finish)
     if usage is not None and (getattr(usage, "prompt_tokens", 0) or getattr(usage, "completion_tokens", 0)):
+        cached, created = cache_figures(usage)
         yield StreamDelta(kind="usage", prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                          completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+                          completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                          cached_prompt_tokens=cached, cache_creation_tokens=created)
+
+
+def cache_figures(usage: Any) -> tuple[int | None, int | None]:
+    """Return ``(cache read tokens, cache write tokens)`` from a litellm usage object (or a dict),
+    each ``None`` when the provider did not report it.
+
+    Reads: OpenAI's ``prompt_tokens_details.cached_tokens`` (litellm also maps Anthropic's
+    ``cache_read_input_tokens`` and DeepSeek's ``prompt_cache_hit_tokens`` there), else a top-level
+    ``cache_read_input_tokens``. Writes: Anthropic's ``cache_creation_input_tokens``, else
+    ``prompt_tokens_details.cache_write_tokens``. litellm's ``prompt_tokens`` already includes
+    both, so the hit rate is reads / ``prompt_tokens``. Raises nothing."""
+    details = _field(usage, "prompt_tokens_details")
+    cached = _int_or_none(_field(details, "cached_tokens"))
+    if cached is None:
+        cached = _int_or_none(_field(usage, "cache_read_input_tokens"))
+    created = _int_or_none(_field(usage, "cache_creation_input_tokens"))
+    if created is None:
+        created = _int_or_none(_field(details, "cache_write_tokens"))
+    return cached, created
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    try:
+        return getattr(obj, name, None)
+    except Exception:  # a pydantic model may raise for a private or deleted field
+        return None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -3,7 +3,8 @@
 Used by the tests and by ``--replay FILE`` (DESIGN.md section 5). A reply is a dict with optional
 keys ``content``, ``reasoning_content`` (streamed in chunks of about 4 characters),
 ``tool_calls`` (``[{"name", "arguments": object | raw string, "id"?}]``), ``usage``
-(``{"prompt_tokens", "completion_tokens"}``), ``finish_reason`` and ``error`` (one of
+(``{"prompt_tokens", "completion_tokens"}``, optionally ``"cached_prompt_tokens"`` and
+``"cache_creation_tokens"``: prompt-cache reads and writes as a provider reports them), ``finish_reason`` and ``error`` (one of
 ``rate_limit``, ``server``, ``auth``, ``not_found``, ``network``, ``timeout``, ``context_window``,
 ``empty``). Replies marked ``"for": "summary"`` are kept for compaction's summarisation calls.
 An error reply is consumed like any other; a retry takes the next reply. A reply that has keys but
@@ -144,6 +145,13 @@ class ScriptedProvider:
         usage = reply.get("usage")
         if usage:
             yield StreamDelta(kind="usage", prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                              completion_tokens=int(usage.get("completion_tokens", 0)))
+                              completion_tokens=int(usage.get("completion_tokens", 0)),
+                              cached_prompt_tokens=_optional_int(usage.get("cached_prompt_tokens")),
+                              cache_creation_tokens=_optional_int(usage.get("cache_creation_tokens")))
         finish = reply.get("finish_reason") or ("tool_calls" if reply.get("tool_calls") else "stop")
         yield StreamDelta(kind="finish", finish_reason=finish)
+
+
+def _optional_int(value: Any) -> int | None:
+    """``int(value)``, or ``None`` when the script left the field out (or gave null)."""
+    return None if value is None else int(value)

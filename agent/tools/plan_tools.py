@@ -1,13 +1,18 @@
 """The Plan mode tools: ``submit_plan`` (planning pass) and ``update_plan`` (execution).
 
 Both have the read capability: they change no workspace file, only the session's plan. They are
-not part of ``default_tools``; ``agent.planner`` adds them to the run that needs them.
+not part of ``default_tools``: the runtime registers the pair bound to the session's
+``PlanController`` (``PlanController.tools()``) for the whole session, in Plan and Act mode alike,
+so the tool list never changes with the mode (DESIGN.md 4); each answers with an error when it
+does not apply.
 
-- ``submit_plan(title, steps, risks?, assumptions?)``: validates the plan (3 to 10 steps, each with
-  a description, files and a rationale) and hands it to a callback; a bad plan is an error result
-  saying what to fix. A successful call ends the turn (``metadata["end_turn"]``, read by the loop).
+- ``submit_plan(title, steps, risks?, assumptions?)``: refused outside a planning pass; validates
+  the plan (3 to 10 steps, each with a description, files and a rationale) and hands it to a
+  callback; a bad plan is an error result saying what to fix. A successful call ends the turn
+  (``metadata["end_turn"]``, read by the loop).
 - ``update_plan(step, status, note?)`` or ``update_plan(steps=[{step, status, note?}, ...])``:
-  marks steps of the active plan in progress, done or skipped through a ``PlanController``.
+  marks steps of the active plan in progress, done or skipped through a ``PlanController``; an
+  error without an active plan or during a planning pass.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ class SubmitPlanArgs(ToolArgs):
 
 
 class SubmitPlanTool(Tool):
-    """Receive the model's plan; ``on_submit(plan)`` is called with each valid ``Plan``."""
+    """Receive the model's plan; ``on_submit(plan)`` is called with each valid ``Plan`` and may
+    raise ``PlanError`` to refuse it (no planning pass runs), which the model sees as the error."""
 
     name = "submit_plan"
     description = (
@@ -67,7 +73,8 @@ class SubmitPlanTool(Tool):
 
     def run(self, args: SubmitPlanArgs, ctx: ToolContext) -> ToolOutput:
         """Validate and hand over the plan. Raises ``ToolError`` (an error result the model sees)
-        for a title-less plan, fewer than 3 or more than 10 steps, or an empty description."""
+        for a title-less plan, fewer than 3 or more than 10 steps, an empty description, or when
+        ``on_submit`` refuses it (``PlanError``: no planning pass runs)."""
         if not args.title.strip():
             raise ToolError("submit_plan needs a title: a few words naming the change.")
         plan = Plan(
@@ -82,7 +89,10 @@ class SubmitPlanTool(Tool):
             plan.check_size()
         except PlanError as exc:
             raise ToolError(f"submit_plan: {exc}") from None
-        self.on_submit(plan)
+        try:
+            self.on_submit(plan)
+        except PlanError as exc:
+            raise ToolError(f"submit_plan: {exc}") from None
         return ToolOutput(
             text=f"Plan submitted: {plan.title!r}, {len(plan.steps)} steps. The user will review it now; "
                  "do not start the work.",

@@ -7,7 +7,7 @@ import json
 
 from agent.context.compaction import SUMMARY_HEADER, compact
 from agent.context.pins import collect_pins, parse_test_command, ledger_of
-from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from agent.messages import AssistantMessage, ModeMessage, ToolCall, ToolResultMessage, UserMessage
 
 FULL_FAIL = "tests/test_a.py F.\ntests/test_b.py FF\nE   AssertionError: total is 3\n=== 12 failed, 30 passed in 1.2s ==="
 
@@ -66,14 +66,30 @@ def test_one_failure_per_target_and_a_narrow_pass_resolves_only_its_own_target()
     assert [r.output for r in unresolved] == ["E boom a again\n1 failed"]
 
 
-def test_instructions_skip_plan_execution_mode_and_summary_messages():
-    msgs = [UserMessage(content="TASK"), UserMessage(content="carry out the plan", origin="plan_execution"),
-            UserMessage(content="Plan mode rules", origin="mode"), UserMessage(content="old summary", origin="summary"),
-            UserMessage(content="LATER: keep setup.py as is")]
+def test_instructions_skip_plan_execution_and_summary_messages_and_the_last_mode_is_kept():
+    plan_mode = ModeMessage(mode="plan", text="<mode>\n# Plan mode\n</mode>")
+    act_mode = ModeMessage(mode="act", text="<mode>\n# Act mode\n</mode>")
+    msgs = [UserMessage(content="TASK", mode=plan_mode),
+            UserMessage(content="carry out the plan", origin="plan_execution", mode=act_mode),
+            UserMessage(content="old summary", origin="summary"), UserMessage(content="LATER: keep setup.py as is")]
     pins = collect_pins(msgs, plan_markdown="1. [x] one (a.py)\n2. [ ] two (b.py)")
     assert pins.task.content == "TASK" and [m.content for m in pins.instructions] == ["LATER: keep setup.py as is"]
+    assert pins.mode == act_mode
     text = pins.render()
     assert text.count("1. [x] one (a.py)") == 1 and "carry out the plan" not in text and "old summary" not in text
+
+
+def test_the_summary_message_carries_the_mode_its_summarised_messages_stated():
+    plan_mode = ModeMessage(mode="plan", text="<mode>\n# Plan mode: read-only\n</mode>")
+    history = [UserMessage(content="TASK: plan the port", mode=plan_mode)]
+    for i in range(12):  # reads: nothing to aggregate, so the older part is summarised
+        call = ToolCall(id=f"r{i}", name="read", arguments=json.dumps({"path": f"data{i}.txt"}))
+        history += [AssistantMessage(tool_calls=[call]),
+                    ToolResultMessage(tool_call_id=f"r{i}", name="read", content="line\n" * 300)]
+    r = compact(history, summarize=lambda req: "## Task\nx", keep_last=2, pins=collect_pins(history),
+                window_tokens=8000)
+    assert r.ok and r.summary_message.mode == plan_mode
+    assert r.summary_message.to_openai()["content"].startswith("<mode>\n# Plan mode: read-only")
 
 
 def test_changed_files_from_tools_and_from_commands_once_each():

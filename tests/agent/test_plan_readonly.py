@@ -1,6 +1,7 @@
-"""The planning pass is read-only (issue 4): only read tools are offered, the loop refuses every
-other call by capability, and the write attempts models make leave a real git repository exactly
-as it was (``git status --porcelain`` empty, HEAD and branch unchanged)."""
+"""The planning pass is read-only (issue 4): every tool stays offered (one tool list for Plan and
+Act mode, so the prompt cache holds), the loop refuses every call that is not read-capability, the
+Plan mode message names what runs, and the write attempts models make leave a real git repository
+exactly as it was (``git status --porcelain`` empty, HEAD and branch unchanged)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ WRITE_ATTEMPTS = [
     ("bash", {"command": "cat a.py"}),  # harmless, still exec: refused too
     ("Bash", {"command": "touch f.txt"}),  # a name that does not exist
     ("shell", {"command": "touch f.txt"}),
-    ("update_plan", {"step": 1, "status": "done"}),  # not offered while planning
 ]
+USABLE = "You may use: read, grep, glob, think, submit_plan, update_plan."
 
 
 def git(repo: Path, *args: str) -> str:
@@ -99,29 +100,37 @@ def offered(request) -> list[str]:
     return [t["function"]["name"] for t in request.tools]
 
 
-@pytest.mark.parametrize("model,expected", [
-    ("openai/gpt-4.1", ["read", "grep", "glob", "think", "submit_plan"]),  # no native reasoning: think
-    ("openai/o3-mini", ["read", "grep", "glob", "submit_plan"]),
+@pytest.mark.parametrize("model,think,usable", [
+    ("openai/gpt-4.1", ["think"], "read, grep, glob, think, submit_plan"),  # no native reasoning: think
+    ("openai/o3-mini", [], "read, grep, glob, submit_plan"),
 ])
-def test_only_read_tools_and_submit_plan_are_offered(repo, model, expected):
+def test_every_tool_is_offered_and_the_mode_message_names_what_runs(repo, model, think, usable):
     session, provider = session_for(repo, [
         {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.py"}}]}, SUBMIT], model=model)
     result = session.plan_turn("rename the greeting", Recorder(), threading.Event())
     assert result.plan is not None and result.source == "submit_plan"
+    everything = ["read", "write", "edit", "bash", "grep", "glob", *think, "submit_plan", "update_plan"]
     for request in provider.requests:
-        assert offered(request) == expected
-        assert "Plan mode" in request.messages[0]["content"]
-        assert ", ".join(expected) in request.messages[0]["content"]
+        assert offered(request) == everything
+        assert "# Plan mode" not in request.messages[0]["content"]  # the system prompt is the session's
+        assert request.messages[0] == provider.requests[0].messages[0]
+    task = provider.requests[0].messages[1]
+    assert task["role"] == "user" and task["content"].startswith("<mode>\n# Plan mode\n")
+    assert f"Only these tools run: {usable}. Any other call is refused." in task["content"]
+    assert task["content"].endswith("</mode>\n\nrename the greeting")
 
 
-def test_a_normal_turn_after_planning_gets_every_tool_back(repo):
-    session, provider = session_for(repo, [SUBMIT, {"content": "ok"}])
+def test_a_normal_turn_after_planning_is_told_act_mode(repo):
+    session, provider = session_for(repo, [SUBMIT, {"content": "ok"}, {"content": "again"}])
     session.plan_turn("plan it", Recorder(), threading.Event())
     session.run_turn("just answer", Recorder(), threading.Event())
     after = provider.requests[-1]
-    assert {"write", "edit", "bash"} <= set(offered(after)) and "submit_plan" not in offered(after)
-    assert "Plan mode" not in after.messages[0]["content"]
+    assert offered(after) == offered(provider.requests[0]) and after.messages[0] == provider.requests[0].messages[0]
+    assert after.messages[-1]["content"].startswith("<mode>\n# Act mode\n")
+    assert after.messages[-1]["content"].endswith("</mode>\n\njust answer")
     assert session.agent.config.allowed_capabilities is None
+    session.run_turn("and again", Recorder(), threading.Event())  # the mode was stated: no repeat
+    assert provider.requests[-1].messages[-1]["content"] == "and again"
 
 
 @pytest.mark.parametrize("name,args", WRITE_ATTEMPTS, ids=[f"{n}:{str(a)[:30]}" for n, a in WRITE_ATTEMPTS])
@@ -132,7 +141,7 @@ def test_write_attempt_is_refused_and_changes_nothing(repo, name, args):
     result = session.plan_turn("do it", rec, threading.Event())
     (refused,) = rec.results()
     assert refused.is_error and refused.output.startswith("Refused:")
-    assert "You may use: read, grep, glob, think, submit_plan." in refused.output
+    assert USABLE in refused.output
     # The refusal reaches the model, and the pass goes on to a plan.
     assert provider.requests[1].messages[-1]["content"] == refused.output
     assert result.plan is not None
@@ -173,8 +182,18 @@ def test_refusal_is_by_capability_even_for_registered_tools(repo):
     assert "bash" not in unknown.output.split("You may use:")[1]
 
 
+def test_update_plan_during_a_planning_pass_is_an_error_and_changes_nothing(repo):
+    session, provider = session_for(repo, [{"tool_calls": [{"name": "update_plan",
+                                                            "arguments": {"step": 1, "status": "done"}}]}, SUBMIT])
+    rec = Recorder()
+    result = session.plan_turn("do it", rec, threading.Event())
+    (update,) = rec.results()
+    assert update.is_error and "submit it with submit_plan" in update.output
+    assert result.plan is not None and session.plan is None
+
+
 def test_loop_capability_restriction_without_the_planner(repo):
-    """``LoopConfig.allowed_capabilities`` alone: offered schemas are filtered and calls refused."""
+    """``LoopConfig.allowed_capabilities`` alone: every tool stays offered, calls are refused."""
     session, provider = session_for(repo, [
         {"tool_calls": [{"name": "edit", "arguments": {"path": "a.py", "old_string": "hello", "new_string": "x"}}]},
         {"content": "ok"}])
@@ -186,7 +205,7 @@ def test_loop_capability_restriction_without_the_planner(repo):
     agent.run_turn("edit it", rec, threading.Event())
     (finished,) = rec.of(ToolCallFinished)
     assert finished.is_error and "edit (mutating) is not available in this mode" in finished.output
-    assert set(offered(provider.requests[0])) == {"read", "grep", "glob", "think"}
+    assert {"edit", "write", "bash", "read"} <= set(offered(provider.requests[0]))
     assert state(repo) == before
 
 

@@ -284,8 +284,9 @@ def test_approve_executes_with_the_plan_and_update_plan_emits(tmp_path):
     user = request.messages[-1]
     assert user["role"] == "user" and planned.plan.to_markdown() in user["content"]
     assert "update_plan" in user["content"] and "(they edited it)" not in user["content"]
-    names = [t["function"]["name"] for t in request.tools]
-    assert "update_plan" in names and "write" in names and "submit_plan" not in names
+    assert request.tools == provider.requests[0].tools  # one tool list for Plan and Act mode
+    assert user["content"].startswith("<mode>\n# Act mode\n")
+    assert user["content"].endswith("</mode>\n\n" + execution_prompt(planned.plan))
 
     events = rec.of(PlanUpdated)
     assert isinstance(rec[0], TurnStarted) and rec[1] == events[0]  # the plan is announced first
@@ -381,15 +382,28 @@ def test_update_plan_outside_a_plan_and_follow_up_turns(tmp_path):
         session.execute_plan(Plan(steps=[]), Recorder(), threading.Event())
 
 
-def test_planning_again_while_a_plan_is_active_offers_no_update_plan(tmp_path):
-    session, provider = make(tmp_path, [SUBMIT, {"content": "later"}, SUBMIT])
+def test_planning_again_while_a_plan_is_active_keeps_the_tools_and_leaves_the_plan(tmp_path):
+    session, provider = make(tmp_path, [
+        SUBMIT, {"content": "later"},
+        {"tool_calls": [{"name": "update_plan", "arguments": {"step": 1, "status": "done"}}]}, SUBMIT])
     plan = session.plan_turn("t", Recorder(), threading.Event()).plan
     session.execute_plan(plan, Recorder(), threading.Event())
-    assert "update_plan" in session.agent.registry
-    session.plan_turn("a new task", Recorder(), threading.Event())
-    names = [t["function"]["name"] for t in provider.requests[-1].tools]
-    assert "update_plan" not in names and names[-1] == "submit_plan"
-    assert session.plan is not None and session.plans.proposed is not None  # approval is the caller's call
+    rec = Recorder()
+    session.plan_turn("a new task", rec, threading.Event())
+    assert all(request.tools == provider.requests[0].tools for request in provider.requests)
+    update = next(e for e in rec.of(ToolCallFinished) if e.name == "update_plan")
+    assert update.is_error and "submit it with submit_plan" in update.output
+    assert session.plan is not None and session.plan.steps[0].status == "pending"  # untouched while planning
+    assert session.plans.proposed is not None  # approval is the caller's call
+
+
+def test_submit_plan_in_act_mode_is_an_error(tmp_path):
+    session, _ = make(tmp_path, [SUBMIT, {"content": "ok"}])
+    rec = Recorder()
+    session.run_turn("add a farewell", rec, threading.Event())
+    (submitted,) = rec.of(ToolCallFinished)
+    assert submitted.is_error and "submit_plan works only in Plan mode" in submitted.output
+    assert session.plans.proposed is None and not rec.of(PlanUpdated)
 
 
 def test_plan_is_journaled_and_recoverable(tmp_path):

@@ -134,7 +134,8 @@ async def test_plan_prompt_opens_the_plan_screen(make_app, ui, workspace: Path) 
         assert descriptions(screen) == ["Read calc.add", "Fix the sign in add", "Document add in the README"]
         assert len(list(screen.query(StepRow))) == 3
         names = {t["function"]["name"] for t in provider.requests[0].tools}
-        assert "submit_plan" in names and "write" not in names and "edit" not in names
+        assert {"submit_plan", "update_plan", "write", "edit"} <= names  # one tool list in both modes
+        assert provider.requests[0].messages[-1]["content"].startswith("<mode>\n# Plan mode\n")
         assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
         # A proposed plan is not a conversation block nor a sidebar checklist.
         assert not app.main_screen.query_one("#sidebar-plan", SidebarSection).display
