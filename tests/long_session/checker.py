@@ -37,10 +37,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from agent.events import CompactionDone
+from agent.events import CompactionDone, ContextUsage
 from agent.session import read_journal
 
-from .generator import TestRun
+from .generator import PytestRun
 from .runner import Request, SessionRun
 from .tokens import TokenCounter, content_text
 
@@ -165,9 +165,9 @@ def pins_at(run: SessionRun, index: int) -> list[Pin]:
     pins: list[Pin] = []
     plan = None
     changed: list[str] = []
-    last_run: dict[str, tuple[int, TestRun]] = {}
+    last_run: dict[str, tuple[int, PytestRun]] = {}
     passed_after: dict[str, int] = {}  # test name -> order of its latest passing run
-    widest: TestRun | None = None
+    widest: PytestRun | None = None
     order = 0
     for visible, kind, value in _facts(run):
         if visible > index:
@@ -190,7 +190,7 @@ def pins_at(run: SessionRun, index: int) -> list[Pin]:
     if plan is not None:
         box = {"pending": " ", "in_progress": "~", "done": "x", "skipped": "-"}
         for number, (description, status) in enumerate(plan, start=1):
-            pins.append(Pin("plan_step", f"plan step {number} [{box[status]}]", (f"[{box[status]}] {description}",)))
+            pins.append(Pin("plan_step", f"plan step {number} with its current state", (f"[{box[status]}] {description}",)))
     for path in changed:
         pins.append(Pin("files_changed", f"changed: {path}", (path,)))
     for command, (when, test) in last_run.items():
@@ -329,8 +329,12 @@ def check(run: SessionRun, counter: TokenCounter | None = None) -> Report:
     aggregation_requests = 0
     prefix_breaks = 0
     kinds: Counter[str] = Counter()
+    meter: int | None = None          # the last context-usage figure emitted before a request
+    undercounts: list[tuple[int, int, int]] = []   # (index, real tokens, meter tokens)
     for kind, item in run.timeline.entries:
         if kind == "event":
+            if isinstance(item, ContextUsage):
+                meter = item.used_tokens
             if isinstance(item, CompactionDone):
                 compactions.append(item)
                 boundaries.append(len(report.request_tokens))  # index of the next main request
@@ -343,6 +347,9 @@ def check(run: SessionRun, counter: TokenCounter | None = None) -> Report:
         i = request.index
         tokens = counter.request(request.messages, request.tools)
         report.request_tokens.append(tokens)
+        if meter is not None:
+            undercounts.append((i, tokens, meter))
+        meter = None
         for problem in pairing_problems(request.messages):
             report.violations.append(Violation("pairing", i, problem))
         for m in empty_messages(request.messages):
@@ -411,6 +418,8 @@ def check(run: SessionRun, counter: TokenCounter | None = None) -> Report:
         "aggregated_messages": sum(c.aggregated for c in compactions),
         "pruned_messages": sum(c.pruned for c in compactions),
         "pinned_missing": len(report.of("pinned_missing")),
+        # the meter (ContextUsage right before a request) against the real count: the worst request
+        "meter_worst": max(undercounts, key=lambda u: u[1] - u[2], default=(-1, 0, 0)),
         "script_problems": len(report.of("script")) + len(report.of("turn_not_done")),
     }
     return report
@@ -433,6 +442,7 @@ def format_report(report: Report) -> str:
         ("old reasoning kept after compaction", f["old_reasoning_after_compaction"]),
         ("requests with an aggregation notice", f["requests_with_aggregation"]),
         ("pinned items missing (checks)", f["pinned_missing"]),
+        ("meter vs real, worst request", "request {0}: real {1}, meter {2}".format(*f["meter_worst"])),
         ("script problems", f["script_problems"]),
     ]
     width = max(len(k) for k, _ in rows)

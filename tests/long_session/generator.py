@@ -37,7 +37,7 @@ VALUES_PER_MODULE = 40
 
 # ------------------------------------------------------------------------------------ facts
 @dataclass(frozen=True)
-class TestRun:
+class PytestRun:
     """One scripted test command and its expected outcome.
 
     ``covers``: the test function names the command selects; ``failed``: those expected to fail
@@ -76,7 +76,7 @@ class Step:
 
     reply: dict[str, Any]
     changed: tuple[str, ...] = ()             # workspace paths changed by this step's calls
-    test_runs: tuple[TestRun, ...] = ()
+    test_runs: tuple[PytestRun, ...] = ()
     plan: tuple[tuple[str, str], ...] | None = None   # (description, status) per step after this reply
     expect: Expect = field(default_factory=Expect)
 
@@ -240,7 +240,7 @@ class DevWork:
                                    new_string=f"{name} = {j + 1}\n"), **text),
                         changed=(f"pkg/mod_{m:02d}.py",))
         if kind == "pytest":
-            run = TestRun(PYTEST, self.all_tests, (), len(self.all_tests))
+            run = PytestRun(PYTEST, self.all_tests, (), len(self.all_tests))
             return Step(reply(bash(PYTEST), **text), test_runs=(run,), expect=Expect(contains=(run.counts_line,)))
         if kind == "wc":
             return Step(reply(bash(f"wc -l data/*.txt pkg/*.py | tail -n {3 + k % 5}"), **text))
@@ -249,9 +249,9 @@ class DevWork:
                                    f"cat pkg/settings.py"), **text),
                         changed=("pkg/settings.py",), expect=Expect(contains=(f"level-{k}",)))
         if kind == "printf":
-            return Step(reply(bash(f"mkdir -p notes && printf 'checked up to step %d\\n' {k} > notes/progress_{k % 4}.txt "
-                                   f"&& cat notes/progress_{k % 4}.txt"), **text),
-                        changed=(f"notes/progress_{k % 4}.txt",), expect=Expect(contains=(f"checked up to step {k}",)))
+            return Step(reply(bash(f"mkdir -p notes && printf 'checked up to step %d\\n' {k} > notes/progress_{(k // 8) % 4}.txt "
+                                   f"&& cat notes/progress_{(k // 8) % 4}.txt"), **text),
+                        changed=(f"notes/progress_{(k // 8) % 4}.txt",), expect=Expect(contains=(f"checked up to step {k}",)))
         if kind == "huge_seq":
             return Step(reply(bash(f"seq 1 {20000 + k}"), **text), expect=Expect(truncated=True))
         if kind == "huge_py":
@@ -451,8 +451,8 @@ class BuggyRepo:
                 out.append(f"test_mod_{j:02d}_{suffix}")
         return out
 
-    def run(self, modules: list[int], keyword: str | None = None) -> TestRun:
-        """The expected ``TestRun`` of pytest over ``modules``' test files (all files when every
+    def run(self, modules: list[int], keyword: str | None = None) -> PytestRun:
+        """The expected ``PytestRun`` of pytest over ``modules``' test files (all files when every
         module is listed: the plain command), optionally ``-k keyword``."""
         whole = modules == list(range(self.n))
         command = PYTEST if whole else PYTEST + " " + " ".join(f"tests/test_mod_{j:02d}.py" for j in modules)
@@ -468,7 +468,7 @@ class BuggyRepo:
                 covers.append(name)
                 if name in bad:
                     failed.append(name)
-        return TestRun(command, frozenset(covers), tuple(failed), len(covers) - len(failed), deselected)
+        return PytestRun(command, frozenset(covers), tuple(failed), len(covers) - len(failed), deselected)
 
     def setup(self, ws: Path) -> None:
         (ws / "calc").mkdir(parents=True)
@@ -486,7 +486,7 @@ def failing_tests(steps: int, window: int) -> Script:
     """A real buggy repo; per bug, a cycle of 8 steps: the full suite fails (real tracebacks), read,
     a wrong fix, the module's tests still fail, read again, the right fix, a passing ``-k`` subset
     run (which resolves nothing wider), the module's file passing. The suite passes at the end."""
-    buggy = max(2, (steps - 3) // 8)
+    buggy = max(2, -(-(steps - 2) // 8))  # 8 steps per bug, 2 more at the end: at least ``steps``
     repo = BuggyRepo(buggy)
     every = list(range(repo.n))
     body: list[Step] = []
