@@ -134,7 +134,7 @@ def _facts(run: SessionRun) -> list[tuple[int, str, Any]]:
     first_prompt = True
     for seg_run in run.segments:
         seg = seg_run.segment
-        if seg.kind == "reopen":
+        if seg.kind in ("reopen", "compact"):
             continue
         start = seg_run.first_index
         if seg.prompt and seg.instruction:
@@ -152,6 +152,11 @@ def _facts(run: SessionRun) -> list[tuple[int, str, Any]]:
             if step.plan is not None:
                 facts.append((visible, "plan", step.plan))
     return sorted(facts, key=lambda f: f[0])
+
+
+def unresolved_label(command: str) -> str:
+    """The pin label of the unresolved error of a test ``command`` (the interpreter path dropped)."""
+    return f"unresolved: {command.split(' -m ', 1)[-1][:60]}"
 
 
 def pins_at(run: SessionRun, index: int) -> list[Pin]:
@@ -196,8 +201,7 @@ def pins_at(run: SessionRun, index: int) -> list[Pin]:
     for command, (when, test) in last_run.items():
         open_failures = [name for name in test.failed if passed_after.get(name, 0) <= when]
         if open_failures:
-            short = command.split(" -m ", 1)[-1]
-            pins.append(Pin("unresolved_error", f"unresolved: {short[:60]}", (f"{len(test.failed)} failed", open_failures[0])))
+            pins.append(Pin("unresolved_error", unresolved_label(command), (f"{len(test.failed)} failed", open_failures[0])))
     if widest is not None:
         pins.append(Pin("final_test_state", "final test state", (widest.counts_line.split(",")[0],)))
     return pins
@@ -240,20 +244,22 @@ def _json(value: Any) -> str:
 
 
 def prefix_break(previous: Request, current: Request) -> str | None:
-    """Why ``current`` does not extend ``previous`` byte for byte, or ``None`` when it does."""
+    """Why ``current`` does not extend ``previous`` byte for byte (every reason, joined by "; "),
+    or ``None`` when it does."""
+    reasons = []
     if _json(previous.tools) != _json(current.tools):
         before = [t.get("function", {}).get("name") for t in previous.tools]
         after = [t.get("function", {}).get("name") for t in current.tools]
-        if before != after:
-            return f"tool list changed: {sorted(set(before) ^ set(after))} differ"
-        return "tool schemas changed"
+        reasons.append(f"tool list changed: {sorted(set(before) ^ set(after))} differ" if before != after
+                       else "tool schemas changed")
     if len(current.messages) < len(previous.messages):
-        return f"request shorter than the previous one ({len(current.messages)} < {len(previous.messages)} messages)"
+        reasons.append(f"request shorter than the previous one ({len(current.messages)} < {len(previous.messages)} messages)")
     for i, (a, b) in enumerate(zip(previous.messages, current.messages)):
         if _json(a) != _json(b):
-            what = "system prompt" if i == 0 and a.get("role") == "system" else f"message {i} ({a.get('role')})"
-            return f"{what} changed"
-    return None
+            reasons.append(("system prompt" if i == 0 and a.get("role") == "system" else f"message {i} ({a.get('role')})")
+                           + " changed")
+            break
+    return "; ".join(reasons) or None
 
 
 def old_reasoning_blocks(messages: list[dict[str, Any]], keep_steps: int) -> int:
@@ -269,7 +275,7 @@ def _script_problems(run: SessionRun) -> list[Violation]:
     out = []
     for seg_run in run.segments:
         seg = seg_run.segment
-        if seg.kind == "reopen":
+        if seg.kind in ("reopen", "compact"):
             continue
         if seg_run.stop_reason != "done" or seg_run.unused_replies:
             out.append(Violation("turn_not_done", seg_run.first_index,
@@ -404,6 +410,8 @@ def check(run: SessionRun, counter: TokenCounter | None = None) -> Report:
         "journal_tokens": journal,
         "last_over_journal": (tokens[-1] / journal) if tokens and journal else 0.0,
         "compactions": len(compactions),
+        "first_compaction_index": boundaries[0] if boundaries else None,
+        "first_over_window_index": report.of("over_window")[0].index if report.of("over_window") else None,
         "thrash": thrash,
         "after_compaction_peak": max((tokens[i] for i in report.after_compaction), default=0),
         "summary_requests": len(run.timeline.summaries),

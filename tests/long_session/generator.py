@@ -81,7 +81,7 @@ class Step:
     expect: Expect = field(default_factory=Expect)
 
 
-SegmentKind = Literal["turn", "plan", "execute", "reopen"]
+SegmentKind = Literal["turn", "plan", "execute", "reopen", "compact"]
 
 
 @dataclass
@@ -272,12 +272,18 @@ def _final(text: str) -> Step:
 
 # ------------------------------------------------------------------------------------ shapes
 def one_long_turn(steps: int, window: int) -> Script:
-    """One user task, ``steps - 1`` tool steps, then a final answer: all in one turn."""
+    """One user task, ``steps - 1`` tool steps, then a final answer, all in one turn: first an
+    investigation of bash calls only (60% of the steps: ``seq``, ``cat`` of logs, real pytest,
+    ``wc``; the shape the issue saw never compact), then read -> edit -> test work."""
     modules = max(3, steps // 40 + 2)
+    explore = DevWork(modules, kinds=("seq", "cat", "pytest", "wc"))
     work = DevWork(modules)
+    work.k = 1000  # other arguments than the investigation's
     task = (f"Task: in pkg/mod_*.py set every VALUE constant to its index plus one, check the logs in data/ "
             f"as you go, and keep the test suite passing.")
-    body = [work.next() for _ in range(max(1, steps - 1))]
+    tool_steps = max(1, steps - 1)
+    body = [explore.next() for _ in range(tool_steps * 3 // 5)]
+    body += [work.next() for _ in range(tool_steps - len(body))]
     return Script("one_long_turn", steps, window, dev_repo(modules),
                   [Segment("turn", task, body + [_final("Done: constants set, suite passing.")])])
 
@@ -485,36 +491,45 @@ class BuggyRepo:
 def failing_tests(steps: int, window: int) -> Script:
     """A real buggy repo; per bug, a cycle of 8 steps: the full suite fails (real tracebacks), read,
     a wrong fix, the module's tests still fail, read again, the right fix, a passing ``-k`` subset
-    run (which resolves nothing wider), the module's file passing. The suite passes at the end."""
-    buggy = max(2, -(-(steps - 2) // 8))  # 8 steps per bug, 2 more at the end: at least ``steps``
+    run (which resolves nothing wider), the module's file passing. The suite passes at the end.
+
+    The first cycle is its own turn, ended right after the passing subset run and followed by a
+    manual compaction (``/compact``): one boundary, at least, where the full suite's failure is
+    unresolved and older than a passing subset run. The rest is one long second turn.
+    """
+    buggy = max(2, -(-(steps - 3) // 8))  # 8 steps per bug, 3 more: at least ``steps``
     repo = BuggyRepo(buggy)
     every = list(range(repo.n))
-    body: list[Step] = []
 
     def test_step(modules: list[int], keyword: str | None = None) -> Step:
         run = repo.run(modules, keyword)
         return Step(reply(bash(run.command)), test_runs=(run,),
                     expect=Expect(errors=bool(run.failed), contains=(run.counts_line,)))
 
-    for j in range(buggy):
+    def cycle(j: int) -> list[Step]:
         path = f"calc/mod_{j:02d}.py"
-        body.append(test_step(every))
-        body.append(Step(reply(call("read", path=path))))
-        body.append(Step(reply(call("edit", path=path, old_string=repo.line(j, "bug"), new_string=repo.line(j, "wrong"))),
-                         changed=(path,)))
+        out = [test_step(every), Step(reply(call("read", path=path)))]
+        out.append(Step(reply(call("edit", path=path, old_string=repo.line(j, "bug"), new_string=repo.line(j, "wrong"))),
+                        changed=(path,)))
         repo.version[j] = "wrong"
-        body.append(test_step([j]))
-        body.append(Step(reply(call("read", path=path))))
-        body.append(Step(reply(call("edit", path=path, old_string=repo.line(j, "wrong"), new_string=repo.line(j, "right"))),
-                         changed=(path,)))
+        out += [test_step([j]), Step(reply(call("read", path=path)))]
+        out.append(Step(reply(call("edit", path=path, old_string=repo.line(j, "wrong"), new_string=repo.line(j, "right"))),
+                        changed=(path,)))
         repo.version[j] = "right"
-        body.append(test_step([j], "basic"))
-        body.append(test_step([j]))
-    body.append(test_step(every))
-    body.append(_final("All tests pass now."))
+        out += [test_step([j], "basic"), test_step([j])]
+        return out
+
+    first = cycle(0)
+    second = [first.pop()]  # the module's file run opens the second turn
+    first.append(_final("The basic test of calc/mod_00.py passes now; the rest of the suite is next."))
+    for j in range(1, buggy):
+        second += cycle(j)
+    second += [test_step(every), _final("All tests pass now.")]
     repo.version = ["bug" if j < buggy else "right" for j in range(repo.n)]  # the repo as set up
     task = "Task: the test suite fails; find and fix the bugs in calc/ until `pytest` passes."
-    return Script("failing_tests", steps, window, repo.setup, [Segment("turn", task, body)])
+    return Script("failing_tests", steps, window, repo.setup, [
+        Segment("turn", task, first), Segment("compact"),
+        Segment("turn", "Continue: make the whole suite pass, one module at a time.", second)])
 
 
 _MAKERS: dict[str, Callable[[int, int], Script]] = {

@@ -2,7 +2,7 @@
 
 ``run_script(script, root)`` builds the scratch repository under ``root/ws``, then performs the
 segments through the public session API: ``build_session(..., provider=..., interactive=False)``,
-``run_turn``, ``plan_turn`` / ``execute_plan``, and for ``reopen`` ``close()`` followed by
+``run_turn``, ``plan_turn`` / ``execute_plan``, ``compact`` as ``/compact`` calls it, and for ``reopen`` ``close()`` followed by
 ``build_session(..., resume="latest")`` (what ``--continue`` does). Settings are the shipped
 defaults except ``model``, ``context_window`` (the script's window, tokens), ``permission_mode``
 (full-auto) and ``max_turns`` (room for the scripted steps).
@@ -176,6 +176,14 @@ def run_script(script: Script, root: Path) -> SessionRun:
                 session = build_session(ws, _settings(script), provider=provider, interactive=False, resume="latest")
                 if session.journal_path not in journals:
                     journals.append(session.journal_path)
+                continue
+            if segment.kind == "compact":  # what /compact does (tui/context_ui.py)
+                compact = getattr(session, "compact", None)
+                if compact is None:
+                    session.prepare()
+                    compact = session.agent.compact
+                compact(None, timeline.emit, threading.Event())
+                run.stop_reason = "done"
                 continue
             provider.load([s.reply for s in segment.steps])
             start = len(timeline.entries)
