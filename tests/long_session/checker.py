@@ -35,14 +35,15 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from itertools import zip_longest
+from typing import Any
 
 from agent.events import CompactionDone, ContextUsage
 from agent.session import read_journal
 
-from .generator import PytestRun
 from .runner import Request, SessionRun
 from .tokens import TokenCounter, content_text
+from .truth import contains, pins_at, unresolved_label  # noqa: F401 (unresolved_label re-exported)
 
 AGGREGATION_MARK = "[aggregated:"
 THINK_RE = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
@@ -55,6 +56,8 @@ AFTER_COMPACTION_MAX = 0.5
 
 @dataclass(frozen=True)
 class Violation:
+    """One broken invariant: the ``check`` name, the main request index, the numbers."""
+
     check: str
     index: int          # main request index, -1 when not about one request
     detail: str
@@ -64,20 +67,10 @@ class Violation:
         return f"{self.check} at {where}: {self.detail}"
 
 
-@dataclass(frozen=True)
-class Pin:
-    """A fact that must survive compaction: ``kind`` (task, instruction, plan_step, files_changed,
-    unresolved_error, final_test_state), a ``label`` for tables, and the ``needles`` that must all
-    occur verbatim (a needle starting with a digit must not follow a digit: "2 failed" is not
-    found in "12 failed")."""
-
-    kind: str
-    label: str
-    needles: tuple[str, ...]
-
-
 @dataclass
 class PinTally:
+    """After how many compactions one pinned item was checked and found; where it was missing."""
+
     checked: int = 0
     present: int = 0
     missing_at: list[int] = field(default_factory=list)
@@ -85,6 +78,10 @@ class PinTally:
 
 @dataclass
 class Report:
+    """What ``check`` found: violations, figures (tokens unless named otherwise), pin tallies,
+    the counted tokens of every main request and the indices of the first requests after
+    compactions. ``limit`` = window - reserved output (tokens)."""
+
     shape: str
     window: int
     limit: int
@@ -118,93 +115,6 @@ def request_text(request: Request) -> str:
         for c in m.get("tool_calls") or []:
             parts.append(str((c.get("function") or {}).get("arguments") or ""))
     return "\n".join(parts)
-
-
-def contains(text: str, needle: str) -> bool:
-    """``needle`` in ``text``; one that starts with a digit must not follow a digit."""
-    if needle[:1].isdigit():
-        return re.search(r"(?<!\d)" + re.escape(needle), text) is not None
-    return needle in text
-
-
-# ---------------------------------------------------------------------------- ground truth
-def _facts(run: SessionRun) -> list[tuple[int, str, Any]]:
-    """``(visible_from_main_index, kind, value)`` for every scripted fact that happened."""
-    facts: list[tuple[int, str, Any]] = []
-    first_prompt = True
-    for seg_run in run.segments:
-        seg = seg_run.segment
-        if seg.kind in ("reopen", "compact"):
-            continue
-        start = seg_run.first_index
-        if seg.prompt and seg.instruction:
-            facts.append((start, "task" if first_prompt else "instruction", seg.prompt))
-            first_prompt = False
-        if seg.plan is not None:
-            facts.append((start, "plan", seg.plan))
-        consumed = len(seg.steps) - seg_run.unused_replies
-        for j, step in enumerate(seg.steps[:consumed]):
-            visible = start + j + 1
-            for path in step.changed:
-                facts.append((visible, "changed", path))
-            for test in step.test_runs:
-                facts.append((visible, "test", test))
-            if step.plan is not None:
-                facts.append((visible, "plan", step.plan))
-    return sorted(facts, key=lambda f: f[0])
-
-
-def unresolved_label(command: str) -> str:
-    """The pin label of the unresolved error of a test ``command`` (the interpreter path dropped)."""
-    return f"unresolved: {command.split(' -m ', 1)[-1][:60]}"
-
-
-def pins_at(run: SessionRun, index: int) -> list[Pin]:
-    """The pinned items the ground truth requires in main request ``index``.
-
-    Test state follows each test's latest result: a command's last run is an unresolved error
-    while some test that failed in it has not passed in any later run (a passing subset run
-    resolves only the tests it ran). The final test state is the latest run of the widest
-    command seen so far, with its counts.
-    """
-    pins: list[Pin] = []
-    plan = None
-    changed: list[str] = []
-    last_run: dict[str, tuple[int, PytestRun]] = {}
-    passed_after: dict[str, int] = {}  # test name -> order of its latest passing run
-    widest: PytestRun | None = None
-    order = 0
-    for visible, kind, value in _facts(run):
-        if visible > index:
-            break
-        if kind == "task":
-            pins.append(Pin("task", "original task", (value,)))
-        elif kind == "instruction":
-            pins.append(Pin("instruction", f"instruction: {value[:48]}", (value,)))
-        elif kind == "plan":
-            plan = value
-        elif kind == "changed" and value not in changed:
-            changed.append(value)
-        elif kind == "test":
-            order += 1
-            last_run[value.command] = (order, value)
-            for name in value.covers - set(value.failed):
-                passed_after[name] = order
-            if widest is None or len(value.covers) >= len(widest.covers):
-                widest = value
-    if plan is not None:
-        box = {"pending": " ", "in_progress": "~", "done": "x", "skipped": "-"}
-        for number, (description, status) in enumerate(plan, start=1):
-            pins.append(Pin("plan_step", f"plan step {number} with its current state", (f"[{box[status]}] {description}",)))
-    for path in changed:
-        pins.append(Pin("files_changed", f"changed: {path}", (path,)))
-    for command, (when, test) in last_run.items():
-        open_failures = [name for name in test.failed if passed_after.get(name, 0) <= when]
-        if open_failures:
-            pins.append(Pin("unresolved_error", unresolved_label(command), (f"{len(test.failed)} failed", open_failures[0])))
-    if widest is not None:
-        pins.append(Pin("final_test_state", "final test state", (widest.counts_line.split(",")[0],)))
-    return pins
 
 
 # ------------------------------------------------------------------------------- checks
@@ -256,10 +166,18 @@ def prefix_break(previous: Request, current: Request) -> str | None:
         reasons.append(f"request shorter than the previous one ({len(current.messages)} < {len(previous.messages)} messages)")
     for i, (a, b) in enumerate(zip(previous.messages, current.messages)):
         if _json(a) != _json(b):
-            reasons.append(("system prompt" if i == 0 and a.get("role") == "system" else f"message {i} ({a.get('role')})")
-                           + " changed")
+            what = "system prompt" if i == 0 and a.get("role") == "system" else f"message {i} ({a.get('role')})"
+            reasons.append(f"{what} changed{_first_difference(content_text(a), content_text(b))}")
             break
     return "; ".join(reasons) or None
+
+
+def _first_difference(a: str, b: str) -> str:
+    """``" at line N: 'old' -> 'new'"`` for the first differing line of two texts ("" if none)."""
+    for n, (x, y) in enumerate(zip_longest(a.splitlines(), b.splitlines(), fillvalue="<end>"), start=1):
+        if x != y:
+            return f" at line {n}: {x[:70]!r} -> {y[:70]!r}"
+    return ""
 
 
 def old_reasoning_blocks(messages: list[dict[str, Any]], keep_steps: int) -> int:
@@ -463,8 +381,3 @@ def format_report(report: Report) -> str:
             mark = "yes" if tally.present == tally.checked else "NO "
             lines.append(f"  {label:<48}  {mark} {tally.present}/{tally.checked}")
     return "\n".join(lines)
-
-
-def all_violations(report: Report, checks: Iterable[str] | None = None) -> list[Violation]:
-    wanted = set(checks) if checks else None
-    return [v for v in report.violations if wanted is None or v.check in wanted]

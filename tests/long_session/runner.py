@@ -27,7 +27,7 @@ from agent.providers.base import ModelRequest, StreamDelta
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 
-from .generator import Script, Segment
+from .script import Script, Segment
 
 
 @dataclass

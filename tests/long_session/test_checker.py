@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .checker import contains, empty_messages, old_reasoning_blocks, pairing_problems, pins_at, prefix_break
-from .generator import Script, Segment, Step, PytestRun, reply
+from .checker import empty_messages, old_reasoning_blocks, pairing_problems, prefix_break
+from .script import PytestRun, Script, Segment, Step, reply
 from .runner import Request, SegmentRun, SessionRun, Timeline
 from .tokens import TokenCounter
+from .truth import contains, pins_at
 
 
 def call(i, name="bash"):

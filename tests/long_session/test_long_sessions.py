@@ -18,8 +18,9 @@ from __future__ import annotations
 import pytest
 
 from .checker import Report, check, unresolved_label
-from .generator import PYTEST, SHAPES, make_script
+from .generator import SHAPES, make_script
 from .runner import run_script
+from .script import PYTEST
 
 #: (steps, window tokens) per shape: a few dozen steps, windows of 8k-16k tokens.
 SIZES = {
