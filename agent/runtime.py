@@ -148,8 +148,7 @@ class AgentSession:
             if self.git is None:
                 ensure_app_folder_excluded(self.workspace)
                 self.git = git_snapshot(self.workspace)
-                # what git lists as changed now is not the session's doing (changed-files pin)
-                self._dirty_at_start = dirty_paths(self.workspace) if self.git.is_repo else None
+                self._dirty_at_start = self._git_baseline(dirty_paths)
             self.agent = self._build_agent(info)
             if self._restore_pending and self.resumed is not None:
                 self._restore_pending = False
@@ -218,6 +217,21 @@ class AgentSession:
         agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None
         agent.compactor.changed_files_source = self.files_changed_by_commands
         return agent
+
+    def _git_baseline(self, dirty_paths: "Callable[[Path], set[str] | None]") -> set[str] | None:
+        """The paths git listed as changed when the session started (they are not the session's
+        doing): read back from a resumed journal's ``git_baseline`` record, else taken now and
+        journaled. ``None`` outside a repository."""
+        if self.resumed is not None:
+            baselines = [r for r in self.resumed.records if r.get("kind") == "git_baseline"]
+            if baselines and isinstance(baselines[-1].get("dirty"), list):
+                return {str(p) for p in baselines[-1]["dirty"]}
+        if self.git is None or not self.git.is_repo:
+            return None
+        dirty = dirty_paths(self.workspace)
+        if dirty is not None:
+            self.journal.append({"kind": "git_baseline", "dirty": sorted(dirty), "time": time.time()})
+        return dirty
 
     def files_changed_by_commands(self) -> list[str]:
         """Files git lists as changed now that it did not list at session start (what bash and

@@ -57,6 +57,8 @@ Summarise the transcript the user sends, as markdown, with exactly these section
 ## State - the CURRENT state: the latest result of each test or command wins; an earlier failure that a later run fixed is resolved, never current.
 Keep exact paths, names, commands and error messages. Do not invent anything. Do not address the user."""
 
+#: The last line of a summary message.
+CONTINUE_LINE = "Continue the task from here. Do not redo finished steps; check the files if unsure."
 #: Characters of one message shown to the summariser (head and tail kept).
 TRANSCRIPT_MESSAGE_CAP = 2000
 #: Characters of one later user message pinned verbatim (the original task is never cut).
@@ -211,11 +213,14 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         split_budget = min(int(tail_fraction * min(window_tokens, max(0, tokens_before - base))),
                            room - SUMMARY_RESERVE_TOKENS)
         stub_limit = room - 300  # the summary is capped to what is left (200 tokens at least)
-        for least in dict.fromkeys((keep_last, 2)):  # the message minimum yields to the target
+        # the message minimum yields to the target, and to the pins: every compaction ends with a
+        # summary message that holds them, so something older than the tail is summarised
+        for least in dict.fromkeys((keep_last, 2)):
             split = _split_by_tokens(body, max(0, split_budget), least, count)
             old, kept = body[:split], body[split:]
             kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full)
-            if view_tokens(kept, count) <= stub_limit:
+            fits = view_tokens(kept, count) <= stub_limit
+            if fits and any(not isinstance(m, UserMessage) for m in old):
                 break
     else:
         split = _split_point(body, keep_last)
@@ -225,14 +230,20 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     if summarize is None or not has_old:
         if summarize is not None and old:  # only user messages would be summarised: keep them
             kept, old = old + kept, []
+        if not (pruned or aggregated or stubbed):
+            unchanged.notice = "Nothing to compact yet: the conversation is shorter than the part kept verbatim."
+            return unchanged
+        kept, refreshed = _refresh_summaries(kept, pins, carried, error_output_cap_chars)
         new_records = [*systems, *kept]
         tokens_after = base + view_tokens(kept, count)
-        if not (pruned or aggregated or stubbed) or tokens_after >= tokens_before:
+        if tokens_after >= tokens_before:
             unchanged.notice = "Nothing to compact yet: the conversation is shorter than the part kept verbatim."
             return unchanged
         return _result(messages, records, new_records, as_dicts, tokens_before, tokens_after, min_saving,
-                       summary="", summary_message=None, old=[], kept=kept, pruned=pruned, aggregated=aggregated,
-                       stubbed=stubbed, pinned=[], unchanged=unchanged)
+                       summary="", summary_message=refreshed, old=[], kept=kept, pruned=pruned,
+                       aggregated=aggregated, stubbed=stubbed,
+                       pinned=_pinned_names(pins, [m.id for m in kept], carried) if refreshed else [],
+                       unchanged=unchanged)
 
     failure = ""
     try:
@@ -292,6 +303,28 @@ def _result(messages: Sequence[Any], records: list[Message], new_records: list[M
         pruned_ids=[i for i in pruned if i in kept_ids], aggregated_ids=aggregated, stubbed_ids=stubbed,
         pinned=pinned, ok=True,
         notice=f"Compacted the context ({what}): {tokens_before} -> {tokens_after} tokens ({saved:.0%} saved).")
+
+
+def _refresh_summaries(kept: list[Message], pins: Pins, carried: list[str],
+                       error_cap_chars: int) -> tuple[list[Message], UserMessage | None]:
+    """``kept`` with an earlier summary message in it rebuilt around the current pins (the plan's
+    step states, the test state and the changed files move on after that summary was written);
+    its model summary is kept. Returns the list and the rebuilt message (``None`` when none)."""
+    out = list(kept)
+    for index, message in enumerate(out):
+        if not _is_summary(message):
+            continue
+        assert isinstance(message, UserMessage)
+        text = message.content
+        cut = text.find(MODEL_SUMMARY_HEADING)
+        model_summary = text[cut + len(MODEL_SUMMARY_HEADING):].strip("\n") if cut != -1 else ""
+        model_summary = model_summary.removesuffix(CONTINUE_LINE).rstrip("\n")
+        kept_ids = [m.id for m in out[index + 1:]]
+        pinned = "\n\n".join([*carried, pins.render(kept_ids=kept_ids, error_cap_chars=error_cap_chars)])
+        new = message.model_copy(update={"content": build_summary_text(pinned, model_summary)})
+        out[index] = new
+        return out, new
+    return out, None
 
 
 def _is_summary(message: Message) -> bool:
@@ -484,7 +517,7 @@ def build_summary_text(pinned: str, summary: str) -> str:
     if pinned.strip():
         parts.append(pinned.strip())
     parts.append(MODEL_SUMMARY_HEADING + "\n" + summary)
-    parts.append("Continue the task from here. Do not redo finished steps; check the files if unsure.")
+    parts.append(CONTINUE_LINE)
     return "\n\n".join(parts)
 
 

@@ -113,9 +113,10 @@ def test_compaction_fires_in_one_long_turn(report: Report, shape: str) -> None:
     expect(f["compactions"] >= 1, (f"one turn of {f['main_requests']} steps: 0 compactions, peak request "
                                    f"{f['peak_tokens']} tokens ({f['peak_over_window']:.0%} of {report.window})"))
     first, over = f["first_compaction_index"], f["first_over_window_index"]
-    expect(over is None or first <= over, (
-        f"first compaction before request {first}, but request {over} was already over the window at "
-        f"{report.request_tokens[over]} tokens ({report.request_tokens[over] / report.window:.0%})"))
+    if over is not None:
+        expect(first is not None and first <= over, (
+            f"first compaction before request {first}, but request {over} was already over the window at "
+            f"{report.request_tokens[over]} tokens ({report.request_tokens[over] / report.window:.0%})"))
 
 
 @pytest.mark.parametrize("shape", ["reasoning"])
@@ -130,7 +131,9 @@ def test_reasoning_pruned_at_compaction_boundaries(report: Report, shape: str) -
 def test_aggregation_fires_on_read_edit_test_loops(report: Report, shape: str) -> None:
     f = report.figures
     expect(f["compactions"] > 0, "no compaction, so aggregation had no boundary to run at")
-    expect(f["requests_with_aggregation"] > 0 and f["aggregated_messages"] > 0, (
+    # a collapsed loop either stays in the kept part (its notice is in the requests) or is
+    # summarised in its turn; the compactions' own counts say that it was collapsed
+    expect(f["aggregated_messages"] > 0, (
         f"read -> edit -> pytest cycles over {f['main_requests']} steps, {f['compactions']} compactions: "
         f"{f['aggregated_messages']} messages aggregated, {f['requests_with_aggregation']} requests with an "
         f"aggregation notice"))
