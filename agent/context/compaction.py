@@ -222,6 +222,11 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
             fits = view_tokens(kept, count) <= stub_limit
             if fits and any(not isinstance(m, UserMessage) for m in old):
                 break
+        else:
+            if not any(not isinstance(m, UserMessage) for m in old):  # keep the last step only
+                split = _split_by_tokens(body, 0, 0, count)
+                old, kept = body[:split], body[split:]
+                kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full)
     else:
         split = _split_point(body, keep_last)
         old, kept = body[:split], body[split:]

@@ -130,14 +130,15 @@ def _settings(script: Script) -> Settings:
 
 
 def reserved_output(settings: Settings) -> tuple[int, str]:
-    """The reserved output tokens from the settings (``reserved_output_tokens`` at the top level
-    or in ``[compaction]``, read defensively), and where it came from; ``(0, "assumed 0 ...")``
-    while no such setting exists."""
-    for owner, label in ((settings, "reserved_output_tokens"), (settings.compaction, "compaction.reserved_output_tokens")):
-        value = getattr(owner, "reserved_output_tokens", None)
-        if isinstance(value, int):
-            return value, label
-    return 0, "assumed 0 (no reserved_output_tokens setting)"
+    """The output tokens the window keeps free for the reply, by the project's own rule
+    (``agent.context.budget.reserved_output``: the ``[compaction] reserved_output_tokens``
+    setting, else min(8192, 20% of the window)), and where the figure came from."""
+    from agent.context.budget import reserved_output as rule
+
+    window = settings.context_window or 0
+    value = settings.compaction.reserved_output_tokens
+    label = "compaction.reserved_output_tokens" if value is not None else "default: min(8192, 20% of the window)"
+    return rule(window, setting=value), label
 
 
 def strip_after_steps(settings: Settings) -> int:
