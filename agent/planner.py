@@ -54,7 +54,7 @@ from .messages import ModeMessage, UserOrigin
 from .tools.base import Capability
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .loop import Agent
+    from .loop.agent import Agent
     from .tools.base import Tool
 
 StepStatus = Literal["pending", "in_progress", "done", "skipped"]

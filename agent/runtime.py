@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the T
     from .resume import LoadedSession
     from .events import Emit, TurnFinished
     from .git_context import GitSnapshot
-    from .loop import Agent
+    from .loop.agent import Agent
     from .planner import Plan, PlanController, PlanResult
 
 def _with_plan_prompt_origin(messages: list, records: list[dict]) -> list:
@@ -170,10 +170,10 @@ class AgentSession:
 
     def _build_agent(self, info: ModelInfo) -> "Agent":
         from .git_context import render_snapshot
-        from .loop import Agent, LoopConfig
-        from .prompts import build_system_prompt
-        from .reminders import ReminderEngine, rules_from_config, system_prompt_rules
-        from .retry import RetryPolicy
+        from .loop.agent import Agent, LoopConfig
+        from .loop.system_prompt import build_system_prompt
+        from .loop.reminders import ReminderEngine, rules_from_config, system_prompt_rules
+        from .loop.retry import RetryPolicy
         from .tools.registry import ToolRegistry, default_tools
 
         s = self.settings

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..events import CompactionDone, ContextUsage, Emit, Notice
 from ..messages import Message, ToolResultMessage
 from ..providers.base import ModelRequest, ProviderError
-from ..reply import ReplyAssembler
-from ..retry import call_with_retries
+from ..loop.reply import ReplyAssembler
+from ..loop.retry import call_with_retries
 from .aggregation import default_capability_of
 from .budget import max_prompt_tokens
 from .compaction import CompactionResult, compact
@@ -47,7 +47,7 @@ from .pins import collect_pins
 from .pruning import strip_think_tags
 
 if TYPE_CHECKING:
-    from ..loop import Agent
+    from ..loop.agent import Agent
 
 #: After a failed or useless auto-compaction, retry only once the request grew by this fraction
 #: of the window (each attempt costs a model call).

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agent.guards import ALLOW, LoopGuard, canonical_arguments
+from agent.loop.guards import ALLOW, LoopGuard, canonical_arguments
 
 
 def run(guard: LoopGuard, name: str, args, result: str, is_error: bool = False):

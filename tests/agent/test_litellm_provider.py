@@ -9,7 +9,7 @@ import pytest
 from agent.providers.base import ModelRequest, ProviderError
 from agent.providers.litellm_loader import load_litellm
 from agent.providers.litellm_provider import LiteLLMProvider, _chunk_deltas, classify_exception
-from agent.reply import ReplyAssembler
+from agent.loop.reply import ReplyAssembler
 
 
 def request(model="openai/gpt-4.1"):

@@ -15,7 +15,7 @@ from agent.providers.litellm_provider import LiteLLMProvider, _chunk_deltas, cac
 from agent.providers.prompt_cache import (
     EPHEMERAL, MAX_BREAKPOINTS, breakpoint_indexes, takes_cache_control, with_cache_breakpoints,
 )
-from agent.reply import ReplyAssembler
+from agent.loop.reply import ReplyAssembler
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "a.py"}'}}
 CONVERSATION = [

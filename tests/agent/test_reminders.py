@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.reminders import (
+from agent.loop.reminders import (
     DEFAULT_RULES, ReadFileStamps, ReminderEngine, ReminderRule, command_runs_git, rules_from_config,
     system_prompt_rules,
 )

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from agent.reminders import ReadFileStamps, ReminderEngine
+from agent.loop.reminders import ReadFileStamps, ReminderEngine
 
 # A copy of the inputs from shared/cases/cases.json, so the tests run wherever the repo is cloned.
 CASES = Path(__file__).resolve().parent / "data" / "cases.json"

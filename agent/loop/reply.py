@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .messages import AssistantMessage, ToolCall, Usage, new_id
-from .providers.base import StreamDelta
+from ..messages import AssistantMessage, ToolCall, Usage, new_id
+from ..providers.base import StreamDelta
 
 
 @dataclass

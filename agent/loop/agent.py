@@ -29,28 +29,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import CompactionSettings, PermissionMode
-from .context.budget import ContextBudget
-from .context.compactor import Compactor
-from .context.repair import repair_history
+from ..config import CompactionSettings, PermissionMode
+from ..context.budget import ContextBudget
+from ..context.compactor import Compactor
+from ..context.repair import repair_history
 from .guards import STOPPED_RESULT_TEXT, LoopGuard, Verdict
-from .events import (
+from ..events import (
     CompactionDone, ContextUsage, Emit, ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest,
     ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
     TurnStarted,
 )
-from .messages import (
+from ..messages import (
     AssistantMessage, Message, ModeMessage, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage,
     UserOrigin,
 )
-from .permissions import denial_message, gate, touches_protected_path
+from ..permissions import denial_message, gate, touches_protected_path
 from .reminders import ReadFileStamps, ReminderEngine
-from .providers.base import ModelRequest, Provider, ProviderError
+from ..providers.base import ModelRequest, Provider, ProviderError
 from .reply import ReplyAssembler
 from .retry import RetryPolicy, call_with_retries
-from .session import SessionJournal
-from .tools.base import Capability, ToolContext, ToolOutput
-from .tools.registry import ToolRegistry
+from ..session import SessionJournal
+from ..tools.base import Capability, ToolContext, ToolOutput
+from ..tools.registry import ToolRegistry
 
 INTERRUPTED_TEXT = "Interrupted by user: this tool call was not run (or was stopped). Do not retry unless asked."
 MAX_TURNS_TEXT = ("Stopped after {n} steps with tool calls (max_turns = {n}). Send a message to continue, "

@@ -6,8 +6,8 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from .events import Emit, Notice
-from .providers.base import ProviderError
+from ..events import Emit, Notice
+from ..providers.base import ProviderError
 
 T = TypeVar("T")
 

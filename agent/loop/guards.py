@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .messages import unwrap_double_encoded
+from ..messages import unwrap_double_encoded
 
 GuardName = Literal["stuck", "ping_pong", "repeated_failure"]
 #: Longest call cycle (in calls) the ping-pong rule looks for.
