@@ -18,12 +18,12 @@ from .config import PermissionMode, Settings
 from .providers.base import Provider
 from .providers.model_info import ModelInfo
 from .providers.scripted import ScriptedProvider, load_replay_file
-from .session import SessionJournal, SystemPromptRecord, new_session_id, sessions_dir
+from .session.journal import SessionJournal, SystemPromptRecord, new_session_id, sessions_dir
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
-    from .checkpoints import Checkpoints
-    from .file_watch import FileWatcher
-    from .resume import LoadedSession
+    from .session.checkpoints import Checkpoints
+    from .session.file_watch import FileWatcher
+    from .session.resume import LoadedSession
     from .events import Emit, TurnFinished
     from .git_context import GitSnapshot
     from .loop.agent import Agent
@@ -133,7 +133,7 @@ class AgentSession:
         """
         from .git_context import dirty_paths, git_snapshot
         from .providers.model_info import lookup_model_info
-        from .workspace import ensure_app_folder_excluded
+        from .session.workspace import ensure_app_folder_excluded
 
         with self._prepare_lock:
             if self.agent is not None:
@@ -269,7 +269,7 @@ class AgentSession:
         from this run's settings; a resumed session adds back its journaled answers (never its
         old rules or mode), and each new answer is journaled as a ``permission_grant`` record."""
         if self._permission_rules is None:
-            from .permission_rules import PermissionRules
+            from .permissions.rules import PermissionRules
 
             rules = PermissionRules.from_settings(self.settings)
             if self.resumed is not None:
@@ -333,7 +333,7 @@ class AgentSession:
     def checkpoints(self) -> "Checkpoints":
         """Per-turn file checkpoints of this session (agent/checkpoints.py)."""
         if self._checkpoints is None:
-            from .checkpoints import Checkpoints
+            from .session.checkpoints import Checkpoints
 
             self._checkpoints = Checkpoints(self.workspace, self.session_id)
         return self._checkpoints
@@ -353,7 +353,7 @@ class AgentSession:
         (agent/file_watch.py). A change of a read file queues an external-change reminder for the
         next tool result, then ``on_files_changed(paths)`` is called with those files only
         (watcher thread; paths as the agent read them); a git index/HEAD change calls ``on_git_changed()``. Idempotent; prepares first."""
-        from .file_watch import FileWatcher, find_git_dir, stamped_paths
+        from .session.file_watch import FileWatcher, find_git_dir, stamped_paths
 
         self.prepare()
         if self._watcher is not None:
@@ -510,7 +510,7 @@ def build_session(workspace: Path, settings: Settings, *, provider: Provider | N
     """
     resumed = journal = None
     if resume is not None:
-        from .resume import find_session, load_session
+        from .session.resume import find_session, load_session
 
         path = find_session(workspace, resume)
         journal = SessionJournal(path)

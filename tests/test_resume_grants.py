@@ -20,11 +20,12 @@ import pytest
 
 from agent.config import Settings
 from agent.events import PermissionDecision, PermissionRequest, ToolCallFinished
-from agent.permission_rules import PermissionRules, SessionGrant
+from agent.permissions.rules import PermissionRules
+from agent.permissions.grants import SessionGrant
 from agent.providers.scripted import ScriptedProvider
-from agent.resume import load_session
+from agent.session.resume import load_session
 from agent.runtime import build_session
-from agent.session import read_journal
+from agent.session.journal import read_journal
 
 
 class Answers:

@@ -14,9 +14,11 @@ import pytest
 from agent.config import Settings
 from agent.planner import Plan, PlanStep, approved_notice, plan_prompts_from_journal
 from agent.providers.scripted import ScriptedProvider
-from agent.resume import SessionNotFoundError, find_session, latest_session, list_sessions, load_session, session_info
+from agent.session.resume import (
+    SessionNotFoundError, find_session, latest_session, list_sessions, load_session, session_info,
+)
 from agent.runtime import build_session
-from agent.session import SessionJournal, read_journal, sessions_dir, tool_details_from_record
+from agent.session.journal import SessionJournal, read_journal, sessions_dir, tool_details_from_record
 from tui.cli import main
 
 EDIT = {"name": "edit", "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}

@@ -98,7 +98,7 @@ def _resume_target(args: argparse.Namespace, workspace: Path) -> tuple[str | Non
         return args.resume, None
     if args.command != "run":
         return None, None  # the TUI opens its session picker (see main)
-    from agent.resume import format_session_list, list_sessions
+    from agent.session.resume import format_session_list, list_sessions
 
     recent = list_sessions(workspace, limit=10)
     listing = format_session_list(recent) if recent else "(this project has no saved session)"

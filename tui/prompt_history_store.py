@@ -22,7 +22,7 @@ LIMIT = 500
 def history_path(workspace: Path) -> Path:
     """The history file of the project at ``workspace`` (not created)."""
     from agent.config_files import user_data_dir
-    from agent.session import project_key
+    from agent.session.journal import project_key
 
     return user_data_dir() / "history" / f"{project_key(workspace)}.jsonl"
 
@@ -50,7 +50,7 @@ def append_history(workspace: Path, text: str, limit: int = LIMIT) -> None:
     """Append one sent prompt (redacted) to the project's history file; trim the file to the
     newest ``limit`` prompts once it holds more than twice that. Errors writing the file (a
     read-only home, a full disk) are swallowed: history is a convenience, never a reason to fail."""
-    from agent.session import redact, secret_values
+    from agent.session.journal import redact, secret_values
 
     path = history_path(workspace)
     line = redact(json.dumps({"text": text, "time": round(time.time(), 3)}, ensure_ascii=False), secret_values())

@@ -125,7 +125,7 @@ async def resume(app: "OpenCLIApp", ref: str = "") -> None:
 def open_picker(app: "OpenCLIApp") -> None:
     """Push the session picker listing this project's other sessions that have a conversation
     (empty ones are left out); resume the one chosen."""
-    from agent.resume import list_sessions
+    from agent.session.resume import list_sessions
 
     from .screens.session_picker import SessionPickerScreen
 

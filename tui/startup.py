@@ -49,9 +49,9 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
     keys), one line each. Raises ``StartupError`` with one line for every expected failure."""
     from agent.config import ConfigError, load_settings
     from agent.providers.scripted import ReplayError
-    from agent.resume import SessionNotFoundError
+    from agent.session.resume import SessionNotFoundError
     from agent.runtime import build_session
-    from agent.session import SessionLockedError
+    from agent.session.journal import SessionLockedError
 
     notices: list[str] = []
     flags = dict(request.flags)

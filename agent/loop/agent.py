@@ -33,7 +33,7 @@ from ..config import CompactionSettings, PermissionMode
 from ..context.budget import ContextBudget
 from ..context.compactor import Compactor
 from ..context.repair import repair_history
-from .guards import STOPPED_RESULT_TEXT, LoopGuard, Verdict
+from .guards import STOPPED_RESULT_TEXT, LoopGuard, GuardVerdict
 from ..events import (
     CompactionDone, ContextUsage, Emit, ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest,
     ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
@@ -43,12 +43,12 @@ from ..messages import (
     AssistantMessage, Message, ModeMessage, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage,
     UserOrigin,
 )
-from ..permissions import denial_message, gate, touches_protected_path
+from ..permissions.policy import decide, denial_message
 from .reminders import ReadFileStamps, ReminderEngine
 from ..providers.base import ModelRequest, Provider, ProviderError
 from .reply import ReplyAssembler
 from .retry import RetryPolicy, call_with_retries
-from ..session import SessionJournal
+from ..session.journal import SessionJournal
 from ..tools.base import Capability, ToolContext, ToolOutput
 from ..tools.registry import ToolRegistry
 
@@ -306,10 +306,10 @@ class Agent:
                                  instant=getattr(self.provider, "instant_retries", False))
 
     # ------------------------------------------------------------------------------------- tools
-    def _run_tool_calls(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event) -> Verdict | None:
+    def _run_tool_calls(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event) -> GuardVerdict | None:
         """Answer every call of ``reply`` in order. Returns the guard's stop verdict, if any (the
         remaining calls are then answered as not run)."""
-        stop: Verdict | None = None
+        stop: GuardVerdict | None = None
         reminder_texts: list[str] = []
         calls = reply.tool_calls
         for position, call in enumerate(calls):
@@ -377,21 +377,12 @@ class Agent:
         if refusal:
             return ToolOutput(text=refusal, is_error=True)
         if tool is not None:
-            verdict = gate(tool.capability, self.config.permission_mode)
-            rules = self.config.permission_rules
-            if rules is not None:
-                ruling = rules.check(call.name, call.parsed_arguments())
-                if ruling.verdict == "deny":  # deny rules beat everything, the mode included
-                    return ToolOutput(text=ruling.message, is_error=True)
-                if ruling.verdict == "allow" and verdict == "ask":  # allow rules answer instead of the user
-                    verdict = "allow"
-            if verdict == "allow" and self.config.permission_mode != PermissionMode.FULL_AUTO \
-                    and touches_protected_path(tool.capability, call.parsed_arguments(), self.workspace):
-                verdict = "ask"  # .git/ holds hooks and config that run commands: an edit there is exec
-            if verdict == "deny" or (verdict == "ask" and not self.config.interactive):
-                return ToolOutput(text=denial_message(call.name, tool.capability, self.config.permission_mode,
-                                                      headless=not self.config.interactive), is_error=True)
-            if verdict == "ask":
+            verdict = decide(call.name, tool.capability, call.parsed_arguments(), mode=self.config.permission_mode,
+                             rules=self.config.permission_rules, workspace=self.workspace,
+                             interactive=self.config.interactive)
+            if verdict.access == "deny":
+                return ToolOutput(text=verdict.message, is_error=True)
+            if verdict.access == "ask":
                 decision = self._ask(call, tool, ctx, emit, cancel)
                 if decision is None:
                     return ToolOutput(text=INTERRUPTED_TEXT, is_error=True)

@@ -45,7 +45,7 @@ _PREVIEW_CHARS = 80
 
 
 @dataclass(frozen=True)
-class Verdict:
+class GuardVerdict:
     """What to do with a tool call.
 
     ``action``: ``allow`` (run it), ``warn`` (do not run it; give the model ``message`` as the
@@ -58,7 +58,7 @@ class Verdict:
     message: str = ""
 
 
-ALLOW = Verdict("allow")
+ALLOW = GuardVerdict("allow")
 
 
 def canonical_arguments(arguments: Any) -> str:
@@ -126,7 +126,7 @@ class LoopGuard:
         text the tool returned and whether it was an error."""
         self._calls.append(_Executed((name, canonical_arguments(arguments)), _outcome(result_text, is_error)))
 
-    def check(self, name: str, arguments: Any) -> Verdict:
+    def check(self, name: str, arguments: Any) -> GuardVerdict:
         """Return the verdict for running tool ``name`` with ``arguments`` (raw JSON text) next."""
         key = (name, canonical_arguments(arguments))
         found = self._same_call(key) or self._cycle(key)
@@ -134,9 +134,9 @@ class LoopGuard:
             return ALLOW
         guard, pattern, warning = found
         if pattern in self._warned:
-            return Verdict("stop", guard, self._stop_message(guard, key))
+            return GuardVerdict("stop", guard, self._stop_message(guard, key))
         self._warned.add(pattern)
-        return Verdict("warn", guard, warning)
+        return GuardVerdict("warn", guard, warning)
 
     def _same_call(self, key: tuple[str, str]) -> tuple[GuardName, tuple, str] | None:
         if len(self._calls) < 2:

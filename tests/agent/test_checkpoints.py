@@ -8,7 +8,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from agent.checkpoints import BASH_NOTE, Checkpoints
+from agent.session.checkpoints import BASH_NOTE, Checkpoints
 from agent.config import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session

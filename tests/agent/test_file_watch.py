@@ -9,7 +9,7 @@ import pytest
 
 from agent.config import Settings
 from agent.events import ReminderInjected, ToolCallFinished
-from agent.file_watch import FileWatcher, find_git_dir
+from agent.session.file_watch import FileWatcher, find_git_dir
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 

@@ -19,7 +19,7 @@ from agent.events import (
 )
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
-from agent.session import read_journal
+from agent.session.journal import read_journal
 
 
 class Recorder:

@@ -13,7 +13,7 @@ from agent.context.repair import pairing_ok
 from agent.events import CompactionDone, Notice
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
-from agent.session import read_journal
+from agent.session.journal import read_journal
 
 TASK = "Task: migrate the config loader in src/config.py from YAML to TOML, keep .yml working."
 SUMMARY = "## Task\nmigrate\n## Progress\nread files\n## Decisions\n-\n## Errors\n-\n## Files\nf*.py\n## State\nreading"

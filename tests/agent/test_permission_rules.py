@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent.config import PermissionMode, load_settings
-from agent.permission_rules import PermissionRules, command_prefix, parse_command_line, risky_spans
+from agent.permissions.rules import PermissionRules, command_prefix
+from agent.permissions.shell.parse import parse_command_line
+from agent.permissions.shell.risk import risky_spans
 
 
 def words(line: str) -> list[tuple[str, ...]]:

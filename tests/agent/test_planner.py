@@ -16,7 +16,7 @@ from agent.planner import (
 )
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
-from agent.session import read_journal
+from agent.session.journal import read_journal
 from tui.cli import build_parser, main
 
 

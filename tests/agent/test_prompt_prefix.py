@@ -15,9 +15,9 @@ import pytest
 from agent.config import Settings
 from agent.events import ContextUsage, ToolCallFinished, TurnFinished
 from agent.providers.scripted import ScriptedProvider
-from agent.resume import load_session
+from agent.session.resume import load_session
 from agent.runtime import build_session
-from agent.session import read_journal
+from agent.session.journal import read_journal
 from tui.cli import main
 
 PLAN = {

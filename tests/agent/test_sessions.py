@@ -16,9 +16,9 @@ import pytest
 from agent.config import Settings
 from agent.planner import Plan, PlanStep
 from agent.providers.scripted import ScriptedProvider
-from agent.resume import SessionNotFoundError, find_session, latest_session, list_sessions, load_session
+from agent.session.resume import SessionNotFoundError, find_session, latest_session, list_sessions, load_session
 from agent.runtime import build_session
-from agent.session import SessionJournal, SessionLockedError, read_journal, sessions_dir
+from agent.session.journal import SessionJournal, SessionLockedError, read_journal, sessions_dir
 from tui.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,7 +114,7 @@ def test_second_journal_on_the_same_file_refuses(tmp_path):
 
 def test_lock_held_by_another_process_and_released_when_it_dies(tmp_path):
     path = tmp_path / "s.jsonl"
-    code = ("import sys, time; sys.path.insert(0, sys.argv[2]); from agent.session import SessionJournal; "
+    code = ("import sys, time; sys.path.insert(0, sys.argv[2]); from agent.session.journal import SessionJournal; "
             "j = SessionJournal(sys.argv[1]); j.lock(); print('locked', flush=True); time.sleep(60)")
     child = subprocess.Popen([sys.executable, "-c", code, str(path), str(ROOT)], stdout=subprocess.PIPE, text=True)
     try:

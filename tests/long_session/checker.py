@@ -39,7 +39,7 @@ from itertools import zip_longest
 from typing import Any
 
 from agent.events import CompactionDone, ContextUsage
-from agent.session import read_journal
+from agent.session.journal import read_journal
 
 from .runner import Request, SessionRun
 from .tokens import TokenCounter, content_text

@@ -10,7 +10,7 @@ from pathlib import Path
 from agent.config import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
-from agent.session import sessions_dir
+from agent.session.journal import sessions_dir
 from tui.session_commands import resume_session
 from tui.widgets.diff_view import DiffView
 from tui.widgets.sidebar import Sidebar

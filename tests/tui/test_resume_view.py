@@ -12,7 +12,7 @@ from textual.widgets import OptionList
 from agent.config import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
-from agent.session import sessions_dir
+from agent.session.journal import sessions_dir
 from tui.screens.plan_screen import PlanScreen
 from tui.screens.session_picker import SessionPickerScreen
 from tui.session_commands import resume_session

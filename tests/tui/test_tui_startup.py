@@ -236,7 +236,7 @@ async def test_prompt_history_reaches_earlier_sessions_of_the_project(make_app, 
 async def test_plan_mode_from_the_command_line_is_journaled_once_the_session_opens(workspace, ui) -> None:
     """`opencli-tui --plan`: the session opens after the first frame; its journal must still say
     Plan mode, so a resume starts in it."""
-    from agent.session import read_journal
+    from agent.session.journal import read_journal
 
     start, gate, _ = _gated_start(workspace, [])
     gate.set()

@@ -89,7 +89,7 @@ def load_compactions(path: str | Path, warnings: list[str] | None = None) -> lis
     rewritten records (a summary compacted again). Raises ``OSError`` if the file is unreadable."""
     from agent.context.aggregation import NOTICE_PREFIX
     from agent.context.compaction import SUMMARY_HEADER
-    from agent.session import read_journal
+    from agent.session.journal import read_journal
 
     path = Path(path)
     if not path.exists():

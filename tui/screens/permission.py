@@ -34,7 +34,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from agent.events import PermissionDecision
-from agent.permission_rules import command_prefix, risky_spans
+from agent.permissions.rules import command_prefix
+from agent.permissions.shell.risk import risky_spans
 
 from ..widgets.diff_view import DiffView
 from ..widgets.plain_output import PlainOutput

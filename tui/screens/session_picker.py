@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent.resume import SessionInfo
+from agent.session.resume import SessionInfo
 
 
 def session_label(info: SessionInfo, now: float | None = None) -> Text:

@@ -248,7 +248,7 @@ class ToolBlock(Widget, can_focus=True):
     def denied(self) -> bool:
         """True when the result says the call was not allowed (by the user, the permission mode
         or a deny rule): labelled "denied" rather than "error"."""
-        from agent.permissions import DENIAL_PREFIX
+        from agent.permissions.policy import DENIAL_PREFIX
 
         return bool(self.is_error and (self.output or "").startswith(DENIAL_PREFIX))
 

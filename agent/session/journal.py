@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
-from .config import user_data_dir
-from .messages import Message, message_from_dict
+from ..config import user_data_dir
+from ..messages import Message, message_from_dict
 
 
 def new_session_id() -> str:

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .session import SystemPromptRecord, message_from_record, read_journal, sessions_dir, tool_details_from_record
+from .journal import SystemPromptRecord, message_from_record, read_journal, sessions_dir, tool_details_from_record
 
 if TYPE_CHECKING:
-    from .messages import Message
-    from .permission_rules import SessionGrant
-    from .planner import Plan
+    from ..messages import Message
+    from ..permissions.grants import SessionGrant
+    from ..planner import Plan
 
 #: How many characters of the first task a ``SessionInfo`` keeps.
 FIRST_TASK_CHARS = 200
@@ -194,8 +194,8 @@ def load_session(path: Path) -> LoadedSession:
     details, plan-approval prompts, the last system prompt, all records, warnings for skipped
     lines. Raises ``OSError`` when the file cannot be read. Malformed grant, details or system
     prompt records are ignored (never applied)."""
-    from .permission_rules import SessionGrant
-    from .planner import plan_from_journal, plan_prompts_from_journal
+    from ..permissions.grants import SessionGrant
+    from ..planner import plan_from_journal, plan_prompts_from_journal
 
     path = Path(path)
     warnings: list[str] = []

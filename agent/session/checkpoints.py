@@ -169,7 +169,7 @@ class Checkpoints:
         return lines or ["nothing to undo"]
 
     def _restore(self, entry: dict[str, Any], turn_dir: Path) -> str:
-        from .tools.write import atomic_write
+        from ..tools.write import atomic_write
 
         path = Path(entry["path"])
         shown = self._show(entry["path"])
@@ -223,7 +223,7 @@ class Checkpoints:
         return self._manifest
 
     def _write_manifest(self) -> None:
-        from .tools.write import atomic_write
+        from ..tools.write import atomic_write
 
         atomic_write(self._turn_dir() / MANIFEST, json.dumps(self._manifest).encode("ascii"))
 

@@ -1,21 +1,57 @@
-"""The permission gate: which tool calls run, ask, or are denied, by capability and mode.
+"""The permission policy: whether one tool call runs, asks the user, or is denied (``decide``).
 
 Modes (DESIGN.md 6): read tools always run; mutating tools run in auto-edit and full-auto; exec
-tools run in full-auto; read-only denies both; ask asks for both. Headless runs never prompt: a
-call that would ask is denied with a message naming the flag that would allow it.
+tools run in full-auto; read-only denies both; ask asks for both (``gate``). Deny rules beat
+everything, the mode included; allow rules (and session grants) answer instead of the user; an
+edit under ``.git/`` asks like a command outside full-auto. Headless runs never prompt: a call that
+would ask is denied with a message naming the flag that would allow it.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-from .config import PermissionMode
-from .tools.base import Capability
+from ..config import PermissionMode
+from ..tools.base import Capability
 
-Verdict = Literal["allow", "ask", "deny"]
+if TYPE_CHECKING:
+    from .rules import PermissionRules
+
+Access = Literal["allow", "ask", "deny"]
 
 
-def gate(capability: Capability, mode: PermissionMode) -> Verdict:
+@dataclass(frozen=True)
+class PermissionVerdict:
+    """The policy's answer for one call: ``access`` and, for a denial, the error ``message`` for
+    the model."""
+
+    access: Access
+    message: str = ""
+
+
+def decide(tool_name: str, capability: Capability, arguments: object, *, mode: PermissionMode,
+           rules: "PermissionRules | None", workspace: Path, interactive: bool) -> PermissionVerdict:
+    """Decide one call of ``tool_name`` (decoded ``arguments``): deny rules, then the mode gate
+    answered by allow rules, then the ``.git/`` protection; "ask" becomes a denial when
+    ``interactive`` is False (headless runs never prompt)."""
+    access = gate(capability, mode)
+    if rules is not None:
+        ruling = rules.check(tool_name, arguments)
+        if ruling.verdict == "deny":
+            return PermissionVerdict("deny", ruling.message)
+        if ruling.verdict == "allow" and access == "ask":
+            access = "allow"
+    if access == "allow" and mode != PermissionMode.FULL_AUTO \
+            and touches_protected_path(capability, arguments, workspace):
+        access = "ask"  # .git/ holds hooks and config that run commands: an edit there is exec
+    if access == "deny" or (access == "ask" and not interactive):
+        return PermissionVerdict("deny", denial_message(tool_name, capability, mode, headless=not interactive))
+    return PermissionVerdict(access)
+
+
+def gate(capability: Capability, mode: PermissionMode) -> Access:
     """Return ``allow``, ``ask`` or ``deny`` for a tool of ``capability`` under ``mode``."""
     if capability == Capability.READ:
         return "allow"
@@ -57,8 +93,6 @@ def touches_protected_path(capability: Capability, arguments: object, workspace)
     """True when a mutating call targets a path inside a protected folder (``.git/``: hooks,
     ``core.fsmonitor`` or aliases in its config run commands on the next git call), so that
     auto-edit asks for it like for a command. ``arguments``: the decoded call arguments."""
-    from pathlib import Path
-
     if capability != Capability.MUTATING or not isinstance(arguments, dict):
         return False
     path = arguments.get("path")
