@@ -27,13 +27,14 @@ if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the T
     from .events import Emit, TurnFinished
     from .git_context import GitSnapshot
     from .loop.agent import Agent
-    from .planner import Plan, PlanController, PlanResult
+    from .plan.model import Plan
+    from .plan.controller import PlanController, PlanResult
 
 def _with_plan_prompt_origin(messages: list, records: list[dict]) -> list:
     """``messages`` with the plan-execution prompts of a journal written before user messages
     carried their ``origin`` marked as such (``planner.plan_prompts_from_journal``)."""
     from .messages import UserMessage
-    from .planner import plan_prompts_from_journal
+    from .plan.journal import plan_prompts_from_journal
 
     ids = plan_prompts_from_journal(records)
     if not ids:
@@ -402,7 +403,7 @@ class AgentSession:
     def plans(self) -> "PlanController":
         """Plan mode state of this conversation: ``proposed`` and approved ``plan`` (agent/planner.py)."""
         if self._plans is None:
-            from .planner import PlanController
+            from .plan.controller import PlanController
 
             self._plans = PlanController(self.workspace)
         return self._plans

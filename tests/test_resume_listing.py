@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from agent.config import Settings
-from agent.planner import Plan, PlanStep, approved_notice, plan_prompts_from_journal
+from agent.plan.model import Plan, PlanStep
+from agent.plan.prompts import approved_notice
+from agent.plan.journal import plan_prompts_from_journal
 from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import (
     SessionNotFoundError, find_session, latest_session, list_sessions, load_session, session_info,

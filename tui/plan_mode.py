@@ -27,7 +27,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from agent.planner import Plan, PlanResult
+    from agent.plan.model import Plan
+    from agent.plan.controller import PlanResult
 
     from .app import OpenCLIApp
     from .bridge import TurnEnded
@@ -232,7 +233,7 @@ class PlanModeController:
     # -- results -----------------------------------------------------------------------------------
     async def turn_ended(self, message: "TurnEnded") -> None:
         """After a turn: when it was a planning pass, open the plan screen or say why there is no plan."""
-        from agent.planner import PlanResult
+        from agent.plan.controller import PlanResult
 
         result = getattr(message, "value", None)
         if not isinstance(result, PlanResult):
@@ -264,7 +265,7 @@ class PlanModeController:
         if self.app.runner.running:
             await self.app.show_notice("A turn is still running: the plan was not started.", kind="warning")
             return
-        from agent.planner import approved_notice
+        from agent.plan.prompts import approved_notice
 
         self.set_active(False)
         await self.app.show_notice(approved_notice(plan))  # a resumed view shows the same line

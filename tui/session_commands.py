@@ -192,7 +192,7 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     """Clear the conversation pane and redraw the session's resumed messages as blocks (user
     prompts, assistant text, reasoning, tool calls with their results and reminder marks); the
     message that started an approved plan becomes the live "Plan approved" notice."""
-    from agent.planner import approved_notice
+    from agent.plan.prompts import approved_notice
 
     from .widgets.blocks import NoticeBlock, UserBlock, WelcomeBlock
     from .widgets.conversation import Conversation

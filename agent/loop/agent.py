@@ -84,6 +84,19 @@ class LoopConfig:
     permission_rules: Any = None
 
 
+@dataclass(frozen=True)
+class TurnOptions:
+    """Settings of one turn, passed to ``Agent.run_turn`` (the planning pass restricts its turn).
+
+    ``allowed_capabilities``: when set, calls of tools with another capability are refused (every
+    tool stays offered, so the tool list never changes), instead of ``LoopConfig``'s;
+    ``restricted_mode_name`` names the mode in the refusal.
+    """
+
+    allowed_capabilities: frozenset[Capability] | None = None
+    restricted_mode_name: str = ""
+
+
 class Agent:
     """Runs turns against one conversation history.
 
@@ -118,6 +131,7 @@ class Agent:
         self._journal_error_reported = False
         self._end_turn = False  # set when a tool result asks to end the turn (metadata "end_turn")
         self._approval_wait_s = 0.0
+        self._turn_options = TurnOptions()
         self.budget = ContextBudget(model, include_reasoning=config.send_reasoning_back)  # counted as sent
         self._sent_count = 0
         # --- context compaction: the view the model sees (agent/context/compactor.py) ---
@@ -163,7 +177,18 @@ class Agent:
     # -------------------------------------------------------------------------------------- turn
     def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event, *,
                  message_id: str | None = None, mode: ModeMessage | None = None,
-                 origin: UserOrigin = "user") -> TurnFinished:
+                 origin: UserOrigin = "user", options: TurnOptions | None = None) -> TurnFinished:
+        """Run one user turn; ``options`` hold settings for this turn only (see ``TurnOptions``).
+        The other arguments are those of ``_run_turn``."""
+        self._turn_options = options or TurnOptions()
+        try:
+            return self._run_turn(prompt, emit, cancel, message_id=message_id, mode=mode, origin=origin)
+        finally:
+            self._turn_options = TurnOptions()
+
+    def _run_turn(self, prompt: str, emit: Emit, cancel: threading.Event, *,
+                  message_id: str | None = None, mode: ModeMessage | None = None,
+                  origin: UserOrigin = "user") -> TurnFinished:
         """Run one user turn to its end and return the ``TurnFinished`` event (also emitted).
 
         ``message_id`` (optional) is the id of the turn's user message, so a record journaled
@@ -444,13 +469,17 @@ class Agent:
 
     def _capability_refusal(self, name: str, tool) -> str:
         """The error text for a call the turn's capability restriction forbids, else ``""``."""
-        allowed = self.config.allowed_capabilities
+        options = self._turn_options
+        allowed = options.allowed_capabilities
+        mode_name = options.restricted_mode_name or self.config.restricted_mode_name
+        if allowed is None:
+            allowed = self.config.allowed_capabilities
         if allowed is None or (tool is not None and tool.capability in allowed):
             return ""
         usable = ", ".join(t.name for t in self.registry.tools() if t.capability in allowed)
         kinds = "/".join(sorted(c.value for c in allowed))
         what = f"{name} ({tool.capability.value})" if tool is not None else repr(name)
-        return (f"Refused: {what} is not available in {self.config.restricted_mode_name}: only {kinds} tools run "
+        return (f"Refused: {what} is not available in {mode_name}: only {kinds} tools run "
                 f"and nothing in the workspace may change. You may use: {usable}.")
 
     def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,

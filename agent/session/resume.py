@@ -24,7 +24,7 @@ from .journal import SystemPromptRecord, message_from_record, read_journal, sess
 if TYPE_CHECKING:
     from ..messages import Message
     from ..permissions.grants import SessionGrant
-    from ..planner import Plan
+    from ..plan.model import Plan
 
 #: How many characters of the first task a ``SessionInfo`` keeps.
 FIRST_TASK_CHARS = 200
@@ -195,7 +195,7 @@ def load_session(path: Path) -> LoadedSession:
     lines. Raises ``OSError`` when the file cannot be read. Malformed grant, details or system
     prompt records are ignored (never applied)."""
     from ..permissions.grants import SessionGrant
-    from ..planner import plan_from_journal, plan_prompts_from_journal
+    from ..plan.journal import plan_from_journal, plan_prompts_from_journal
 
     path = Path(path)
     warnings: list[str] = []

@@ -11,9 +11,10 @@ import pytest
 
 from agent.config import Settings
 from agent.events import Notice, PlanUpdated, ToolCallFinished, TurnFinished, TurnStarted
-from agent.planner import (
-    Plan, PlanError, PlanStep, execution_prompt, normalize_path, parse_markdown_plan, plan_from_journal,
-)
+from agent.plan.model import Plan, PlanError, PlanStep, normalize_path
+from agent.plan.prompts import execution_prompt
+from agent.plan.markdown import parse_markdown_plan
+from agent.plan.journal import plan_from_journal
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 from agent.session.journal import read_journal

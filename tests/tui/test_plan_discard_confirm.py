@@ -3,7 +3,7 @@ that edit; "n" (or Esc) goes back to the plan with every edit intact."""
 
 from __future__ import annotations
 
-from agent.planner import Plan
+from agent.plan.model import Plan
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.plan_screen import PlanScreen
 

@@ -34,7 +34,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from agent.planner import Plan, PlanStep, parse_markdown_plan
+from agent.plan.model import Plan, PlanStep
+from agent.plan.markdown import parse_markdown_plan
 
 from .confirm import ConfirmScreen
 

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Callable, Literal
 
 from pydantic import Field
 
-from ..planner import MAX_STEPS, MIN_STEPS, Plan, PlanError, PlanStep
-from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .model import MAX_STEPS, MIN_STEPS, Plan, PlanError, PlanStep
+from ..tools.base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from ..planner import PlanController
+    from .controller import PlanController
 
 StatusArg = Literal["pending", "in_progress", "done", "skipped"]
 
