@@ -14,7 +14,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING, Callable, Literal
 
-from .config import PermissionMode, Settings
+from .config.settings import PermissionMode, Settings
 from .providers.base import Provider
 from .providers.model_info import ModelInfo
 from .providers.scripted import ScriptedProvider, load_replay_file
@@ -303,7 +303,7 @@ class AgentSession:
         more than the command line or config did) and ``keep_permission_mode`` is False (an
         explicit ``--permission-mode`` on the resuming command wins). A restored permission mode
         that differs from the launch's is said in ``startup_notices``."""
-        from .config import is_looser
+        from .config.settings import is_looser
 
         modes = [r for r in records if r.get("kind") == "mode"]
         if not modes:

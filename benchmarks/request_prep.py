@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.config import Settings  # noqa: E402
+from agent.config.settings import Settings  # noqa: E402
 from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage  # noqa: E402
 from agent.providers.scripted import ScriptedProvider  # noqa: E402
 from agent.runtime import build_session  # noqa: E402

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.config import Settings  # noqa: E402
+from agent.config.settings import Settings  # noqa: E402
 from agent.providers.base import StreamDelta  # noqa: E402
 from agent.runtime import build_session  # noqa: E402
 

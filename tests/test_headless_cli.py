@@ -151,7 +151,7 @@ def test_flags_before_run_are_kept(tmp_path, capsys):
 
 
 def test_compaction_flag_sets_only_the_mode(tmp_path, isolated_env):
-    from agent.config import load_settings
+    from agent.config.loading import load_settings
 
     (isolated_env / "config.toml").write_text("[compaction]\nthreshold = 0.7\n")
     s = load_settings(tmp_path, {"compaction": {"mode": "off"}})

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.events import PermissionDecision, PermissionRequest, ToolCallFinished
 from agent.permissions.rules import PermissionRules
 from agent.permissions.grants import SessionGrant

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.plan.model import Plan, PlanStep
 from agent.plan.prompts import approved_notice
 from agent.plan.journal import plan_prompts_from_journal

@@ -169,7 +169,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     # The TUI paints first and opens the session in a worker (tui/startup.py says why); the theme
     # is peeked from the config files so the first frame already has the right colours.
-    from agent.config_files import peek_setting
+    from agent.config.files import peek_setting
 
     from .app import OpenCLIApp
 

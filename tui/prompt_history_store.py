@@ -21,7 +21,7 @@ LIMIT = 500
 
 def history_path(workspace: Path) -> Path:
     """The history file of the project at ``workspace`` (not created)."""
-    from agent.config_files import user_data_dir
+    from agent.config.files import user_data_dir
     from agent.session.journal import project_key
 
     return user_data_dir() / "history" / f"{project_key(workspace)}.jsonl"

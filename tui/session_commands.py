@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from agent.config import PermissionMode
+from agent.config.settings import PermissionMode
 from agent.events import (
     ReasoningDelta, ReminderInjected, TextDelta, ToolCallFinished, ToolCallStarted,
 )

@@ -47,7 +47,8 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
     Returns ``(session, notices)``: an ``agent.runtime.AgentSession`` (holding the journal lock
     until ``close()``) and the notices from loading the settings (unknown keys, ignored project
     keys), one line each. Raises ``StartupError`` with one line for every expected failure."""
-    from agent.config import ConfigError, load_settings
+    from agent.config.settings import ConfigError
+    from agent.config.loading import load_settings
     from agent.providers.scripted import ReplayError
     from agent.session.resume import SessionNotFoundError
     from agent.runtime import build_session

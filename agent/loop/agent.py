@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import CompactionSettings, PermissionMode
+from ..config.settings import CompactionSettings, PermissionMode
 from ..context.budget import ContextBudget
 from ..context.compactor import Compactor
 from ..context.repair import repair_history

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..config import PermissionMode
+from ..config.settings import PermissionMode
 from ..tools.base import Capability
 
 if TYPE_CHECKING:

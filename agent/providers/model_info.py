@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import EMBEDDED_MODEL
+from ..config.settings import EMBEDDED_MODEL
 
 
 @dataclass(frozen=True)

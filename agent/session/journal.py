@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
-from ..config import user_data_dir
+from ..config.files import user_data_dir
 from ..messages import Message, message_from_dict
 
 

@@ -576,7 +576,7 @@ def test_reserved_output_and_the_largest_prompt():
 
 
 def test_reserved_output_setting_is_read_from_the_compaction_section(monkeypatch):
-    from agent.config import Settings
+    from agent.config.settings import Settings
 
     assert Settings().compaction.reserved_output_tokens is None
     monkeypatch.setenv("OPENCLI_COMPACTION__RESERVED_OUTPUT_TOKENS", "4096")
@@ -591,7 +591,7 @@ def test_scripted_sessions_count_like_the_real_model(tmp_path):
     """The scripted provider (tests, --replay) gets the tokenizer and margin of the model whose
     identity it takes, so long-session tests measure real tokens; DeepSeek's reasoning, sent back
     in every request, is counted too."""
-    from agent.config import Settings
+    from agent.config.settings import Settings
     from agent.providers.scripted import ScriptedProvider
     from agent.runtime import build_session
 
@@ -620,7 +620,7 @@ def test_litellm_counts_openai_models_with_the_same_encodings():
 
 def test_a_prepared_session_has_its_encoding_loaded(tmp_path):
     """The encoding loads while the session is prepared, not on the first request."""
-    from agent.config import Settings
+    from agent.config.settings import Settings
     from agent.providers.scripted import ScriptedProvider
     from agent.runtime import build_session
 

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from agent.session.checkpoints import BASH_NOTE, Checkpoints
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 
@@ -141,7 +141,7 @@ def test_undo_never_overwrites_edits_made_after_the_turn(tmp_path):
     """A file changed after the agent's turn (by the user) is not restored, and says why."""
     import threading
 
-    from agent.config import Settings
+    from agent.config.settings import Settings
     from agent.providers.scripted import ScriptedProvider
     from agent.runtime import build_session
 

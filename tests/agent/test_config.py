@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.config import EMBEDDED_MODEL, ConfigError, PermissionMode, load_settings
+from agent.config.settings import EMBEDDED_MODEL, ConfigError, PermissionMode
+from agent.config.loading import load_settings
 
 
 def write(path, text):

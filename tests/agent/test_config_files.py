@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import load_settings
-from agent.config_files import PROJECT_FILE, peek_setting, user_config_path
+from agent.config.loading import load_settings
+from agent.config.files import PROJECT_FILE, peek_setting, user_config_path
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.config import ConfigError, PermissionMode, load_settings
+from agent.config.settings import ConfigError, PermissionMode
+from agent.config.loading import load_settings
 
 
 def write(path, text):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.context.repair import pairing_ok
 from agent.events import CompactionDone, ErrorEvent
 from agent.providers.scripted import ScriptedProvider

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.events import ReminderInjected, ToolCallFinished
 from agent.session.file_watch import FileWatcher, find_git_dir
 from agent.providers.scripted import ScriptedProvider

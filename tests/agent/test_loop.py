@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.context.repair import pairing_ok
 from agent.events import (
     ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest, TextDelta,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from agent.config import CompactionSettings, Settings
+from agent.config.settings import CompactionSettings, Settings
 from agent.context.compaction import SUMMARY_HEADER
 from agent.context.repair import pairing_ok
 from agent.events import CompactionDone, Notice

@@ -6,7 +6,7 @@ import json
 import subprocess
 import threading
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.context.repair import pairing_ok
 from agent.events import GuardTriggered, Notice, ReminderInjected, ToolCallFinished
 from agent.providers.scripted import ScriptedProvider

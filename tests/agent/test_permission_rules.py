@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import PermissionMode, load_settings
+from agent.config.settings import PermissionMode
+from agent.config.loading import load_settings
 from agent.permissions.rules import PermissionRules, command_prefix
 from agent.permissions.shell.parse import parse_command_line
 from agent.permissions.shell.risk import risky_spans
@@ -184,7 +185,7 @@ class TestLoop:
     """The loop applies the rules headless (no prompt): allow rules run, deny rules refuse."""
 
     def run(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, **rules: list[str]):
-        from agent.config import Settings
+        from agent.config.settings import Settings
         from agent.events import ToolCallFinished
         from agent.providers.scripted import ScriptedProvider
         from agent.runtime import build_session

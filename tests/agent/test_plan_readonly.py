@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.events import ToolCallFinished
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session

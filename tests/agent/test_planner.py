@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.events import Notice, PlanUpdated, ToolCallFinished, TurnFinished, TurnStarted
 from agent.plan.model import Plan, PlanError, PlanStep, normalize_path
 from agent.plan.prompts import execution_prompt

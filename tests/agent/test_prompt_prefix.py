@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.events import ContextUsage, ToolCallFinished, TurnFinished
 from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import load_session

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.plan.model import Plan, PlanStep
 from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import SessionNotFoundError, find_session, latest_session, list_sessions, load_session

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.events import ToolCallFinished, TurnFinished
 from agent.providers.base import ModelRequest, StreamDelta
 from agent.providers.scripted import ScriptedProvider

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 from tui.app import OpenCLIApp

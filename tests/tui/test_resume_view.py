@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual.widgets import OptionList
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 from agent.session.journal import sessions_dir

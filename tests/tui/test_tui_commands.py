@@ -180,7 +180,7 @@ class _FakeEmbeddedSession:
     """Just enough of an AgentSession for the start-up screen (no prepare work)."""
 
     def __init__(self, workspace) -> None:
-        from agent.config import Settings
+        from agent.config.settings import Settings
 
         self.model = "embedded/smollm2-135m"
         self.settings = Settings(model=self.model)

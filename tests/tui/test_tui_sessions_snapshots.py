@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 from tui.session_commands import resume_session

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agent.config import Settings
+from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime import build_session
 from tui.app import OpenCLIApp
@@ -139,9 +139,9 @@ def test_the_first_frame_imports_neither_pydantic_nor_the_agent_core() -> None:
     code = (
         "import sys\n"
         "import tui.cli, tui.app, tui.startup\n"
-        "from agent.config_files import peek_setting\n"
+        "from agent.config.files import peek_setting\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_settings', 'litellm')"
-        " or m in ('agent.config', 'agent.runtime', 'agent.events', 'tui.event_handler'))\n"
+        " or m in ('agent.config.settings', 'agent.config.loading', 'agent.runtime', 'agent.events', 'tui.event_handler'))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

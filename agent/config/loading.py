@@ -1,4 +1,4 @@
-"""Settings: defaults < user config file < project ``.opencli.toml`` < ``OPENCLI_*`` env < CLI flags.
+"""Loading settings: defaults < user config file < project ``.opencli.toml`` < ``OPENCLI_*`` env < CLI flags.
 
 Places (DESIGN.md 5b): the user file is ``<platformdirs user config dir>/opencli/config.toml`` or
 the file named by ``OPENCLI_CONFIG``; the project file is ``.opencli.toml`` at the workspace root.
@@ -22,157 +22,14 @@ import difflib
 import os
 import re
 import tomllib
-from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
+from pydantic import BaseModel, ValidationError
+from pydantic_settings import SettingsError
 
-from .config_files import APP_NAME, PROJECT_FILE, read_toml, user_config_path, user_data_dir  # noqa: F401 (re-exported)
-
-EMBEDDED_MODEL = "embedded/smollm2-135m"
-
-
-class ConfigError(Exception):
-    """An invalid setting; the message is one line that names the setting and the source."""
-
-
-class PermissionMode(str, Enum):
-    """How tool calls are gated (DESIGN.md 6).
-
-    ask: mutating and exec tools ask; auto-edit: edits allowed, exec asks; full-auto: everything
-    runs; read-only: only read tools run.
-    """
-
-    ASK = "ask"
-    AUTO_EDIT = "auto-edit"
-    FULL_AUTO = "full-auto"
-    READ_ONLY = "read-only"
-
-
-#: Strictness order used when a project file or a resumed session tries to set the permission mode.
-_STRICTNESS = {PermissionMode.READ_ONLY: 0, PermissionMode.ASK: 1, PermissionMode.AUTO_EDIT: 2,
-               PermissionMode.FULL_AUTO: 3}
-
-
-def is_looser(mode: PermissionMode, than: PermissionMode) -> bool:
-    """True when ``mode`` lets more tool calls run without asking than ``than`` does."""
-    return _STRICTNESS[mode] > _STRICTNESS[than]
-
-
-class CompactionSettings(BaseModel):
-    """The ``[compaction]`` section."""
-
-    mode: Literal["off", "auto", "manual"] = Field("auto", description="off, auto or manual (/compact only).")
-    threshold: float = Field(0.8, description="Fraction of the context window that triggers auto-compaction.")
-    warn_at: float = Field(0.6, description="Fraction of the context window at which the meter warns.")
-    strip_reasoning_after_turns: int = Field(3, ge=0, description="Prune reasoning older than N user turns; 0 = off. Used only when set and strip_reasoning_after_steps is not.")
-    strip_reasoning_after_steps: int | None = Field(None, ge=0, description="Prune reasoning older than N assistant steps at compaction; 0 = off; unset = 3 (unless strip_reasoning_after_turns is set). Wins over strip_reasoning_after_turns.")
-    aggregate_developer_loops: bool = Field(True, description="Collapse long edit/exec runs at compaction.")
-    max_loop_steps_before_aggregate: int = Field(5, ge=2, description="Run length that triggers aggregation.")
-    developer_capabilities: list[str] = Field(["mutating", "exec"], description="Tool capabilities counted as developer-loop steps.")
-    keep_last_messages: int = Field(10, ge=0, description="Deprecated: the least number of messages kept verbatim at compaction (the kept part is sized by keep_tail_fraction).")
-    keep_tail_fraction: float = Field(0.3, gt=0, le=0.9, description="Share of the context window kept verbatim at compaction (tokens, whole tool pairs; large results in it are stubbed).")
-    target_fraction: float = Field(0.5, gt=0, le=0.9, description="After a compaction the request is at most this share of the context window.")
-    min_steps_between: int = Field(3, ge=0, description="No auto-compaction within this many model calls of the previous one unless the request is over the window (counted as thrash).")
-    error_output_cap_chars: int = Field(2000, ge=0, description="Characters of each error output kept verbatim at compaction (0 = no cap).")
-    reserved_output_tokens: int | None = Field(
-        None, ge=0, description="Tokens of the window held back for the reply: the largest prompt is the window minus this "
-        "(never less than the reply cap, when one is sent). Unset: the reply cap, else min(8192, 20% of the window).")
-
-
-class EmbeddedSettings(BaseModel):
-    """The ``[embedded]`` section: the offline local model."""
-
-    tools: Literal["read-only", "all"] = Field("read-only", description="read-only (read, grep, glob) or all: which tools the small local model gets.")
-    max_turns: int = Field(6, ge=1, description="Cap on tool steps for the small local model.")
-    context_tokens: int = Field(4096, ge=512, description="llama.cpp context size (tokens).")
-    max_reply_tokens: int = Field(256, ge=16, description="Cap on tokens generated per reply.")
-
-
-class ReminderSettings(BaseModel):
-    """The ``[reminders]`` section: event-driven reminders appended to tool results."""
-
-    enabled: bool = Field(True, description="false turns reminders (and their system-prompt block) off.")
-    rules: list[dict[str, Any]] | None = Field(
-        None, description="Replaces the default rules: [{id, trigger: after_edit|after_git|external_change, text}].")
-
-
-class PermissionRuleSettings(BaseModel):
-    """The ``[permissions]`` section: rules applied before asking (agent/permission_rules.py).
-
-    A rule is a bash command prefix in words (``pytest``, ``git status``) or a tool
-    (``tool:edit``; for tools other than bash the bare name works too). Deny beats allow; a bash
-    line is allowed only when every command in it matches an allow rule. A project
-    ``.opencli.toml`` may add deny rules but not allow rules.
-    """
-
-    allow: list[str] = Field(default_factory=list, description="Rules that run without asking (e.g. [\"pytest\", \"git status\"]).")
-    deny: list[str] = Field(default_factory=list, description="Rules that are always refused (e.g. [\"rm -rf\", \"git push\"]).")
-
-
-class Settings(BaseSettings):
-    """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
-
-    model_config = SettingsConfigDict(
-        env_prefix="OPENCLI_",
-        env_nested_delimiter="__",
-        extra="ignore",
-        validate_default=True,
-    )
-
-    model: str | None = Field(None, description="litellm model name; unset picks one from the API keys present, else the embedded model.")
-    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (user file, env or flag only).")
-    max_turns: int = Field(50, ge=1, description="Stop after this many steps that asked for tools.")
-    permission_mode: PermissionMode = Field(PermissionMode.ASK, description="ask, auto-edit, full-auto or read-only.")
-    max_tool_output: int = Field(20000, ge=0, description="Cap on bash/grep/glob output sent to the model (characters; 0 = no cap).")
-    context_window: int | None = Field(None, ge=1, description="Override of the model's context window (tokens).")
-    bash_timeout: float = Field(120.0, gt=0, description="Default time limit of the bash tool (seconds).")
-    request_timeout: float = Field(600.0, gt=0, description="Time limit of one model call (seconds).")
-    max_retries: int = Field(4, ge=0, description="Retries of a transient provider error.")
-    theme: str = Field("opencli-dark", description="Textual theme name (themes/*.toml or a built-in).")
-    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the provider's default.")
-    think_tool: Literal["auto", "on", "off"] = Field(
-        "auto", description="auto: offer the no-op think tool only to models without native reasoning (litellm's model info); on / off force it.")
-    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
-    embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
-    reminders: ReminderSettings = Field(default_factory=ReminderSettings)
-    permissions: PermissionRuleSettings = Field(default_factory=PermissionRuleSettings)
-
-    @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
-    @classmethod
-    def _int_like(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            stripped = value.strip().replace("_", "")
-            if stripped.lstrip("-").isdigit():
-                return int(stripped)
-        return value
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Files are merged by load_settings (below env, above defaults); see _build.
-        return (init_settings, env_settings)
-
-    def resolved_model(self) -> str:
-        """Return the model to use: the configured one, else one chosen from the API keys in the
-        environment (OpenAI, Anthropic, Gemini), else the embedded offline model."""
-        if self.model:
-            return self.model
-        if os.environ.get("OPENAI_API_KEY"):
-            return "openai/gpt-4.1"
-        if os.environ.get("ANTHROPIC_API_KEY"):
-            return "anthropic/claude-sonnet-4-5"
-        if os.environ.get("GEMINI_API_KEY"):
-            return "gemini/gemini-2.5-flash"
-        return EMBEDDED_MODEL
+from .files import PROJECT_FILE, read_toml, user_config_path
+from .settings import ConfigError, PermissionMode, Settings, is_looser
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -460,7 +317,7 @@ def _env_parse_error(exc: SettingsError) -> ConfigError:
 
 def _check_reminder_rules(settings: Settings, sources: _Sources) -> None:
     """Raise ``ConfigError`` when ``[reminders] rules`` is not a valid rule list."""
-    from .loop.reminders import rules_from_config
+    from ..loop.reminders import rules_from_config
 
     try:
         rules_from_config(settings.reminders.rules)
