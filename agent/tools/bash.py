@@ -27,7 +27,7 @@ from typing import Callable, Mapping, Sequence
 
 from pydantic import Field
 
-from ..context.truncation import BoundedOutput
+from ..context.truncation.bounded import BoundedOutput
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 #: Upper bound on a bash call's time limit (seconds); larger requests are capped to it.

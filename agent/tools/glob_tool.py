@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from pydantic import Field, field_validator
 
-from ..context.truncation import BoundedOutput
+from ..context.truncation.bounded import BoundedOutput
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .paths import display_path, resolve_in_workspace
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from ..context.truncation import BoundedOutput
+from ..context.truncation.bounded import BoundedOutput
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .bash import command_env, run_streaming
 from .glob_tool import ALWAYS_SKIPPED, HEAVY_DIRS, compile_glob, walk

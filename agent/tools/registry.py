@@ -16,7 +16,8 @@ from typing import Any, Iterable
 
 from pydantic import ValidationError
 
-from ..context.truncation import _SURROGATE_RE, truncate_and_save
+from ..context.truncation.normalise import _SURROGATE_RE
+from ..context.truncation.bounded import truncate_and_save
 from ..messages import ToolCall, unwrap_double_encoded
 from .base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .bash import BashTool

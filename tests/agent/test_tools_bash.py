@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.context.truncation import MARKER_RE
+from agent.context.truncation.truncate import MARKER_RE
 from agent.tools import bash as bash_module
 from agent.tools.base import Capability, ToolContext, ToolError
 from agent.tools.bash import BashArgs, BashTool

@@ -14,15 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.context import truncation as truncation_module
-from agent.context.truncation import (
-    MARKER_RE,
-    BoundedOutput,
-    looks_binary_output,
-    normalize_output,
-    split_truncated,
-    truncate_text,
-)
+from agent.context.truncation import bounded as truncation_module
+from agent.context.truncation import writer as writer_module
+from agent.context.truncation.truncate import MARKER_RE, split_truncated, truncate_text
+from agent.context.truncation.bounded import BoundedOutput
+from agent.context.truncation.normalise import looks_binary_output, normalize_output
 
 
 def numbered_lines(count: int, width: int = 40) -> str:
@@ -371,7 +367,7 @@ def test_abandoned_output_closes_its_file(tmp_path: Path):
     assert fd is not None
     inode = os.fstat(fd).st_ino
     del out
-    truncation_module._output_writer().submit(lambda: None).result()  # pending writes done
+    writer_module.output_writer().submit(lambda: None).result()  # pending writes done
     gc.collect()
     try:
         reused = os.fstat(fd).st_ino  # the number may have been reused by another file since

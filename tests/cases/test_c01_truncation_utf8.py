@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from agent.context.truncation import MARKER_RE, split_truncated, truncate_text
+from agent.context.truncation.truncate import MARKER_RE, split_truncated, truncate_text
 from agent.tools.bash import BashArgs, BashTool
 from agent.tools.base import ToolContext
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent.context.truncation import BoundedOutput, split_truncated, truncate_text
+from agent.context.truncation.bounded import BoundedOutput
+from agent.context.truncation.truncate import split_truncated, truncate_text
 
 LINES = "".join(
     f"\x1b[1m\x1b[31mFAIL\x1b[39m\x1b[22m tests/test_mod_{i:05d}.py::test_case \x1b[2m(12ms)\x1b[22m\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.context.truncation import MARKER_RE, split_truncated, truncate_text
+from agent.context.truncation.truncate import MARKER_RE, split_truncated, truncate_text
 from agent.tools.bash import BashArgs, BashTool
 from agent.tools.base import ToolContext
 

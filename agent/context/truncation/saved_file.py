@@ -1,0 +1,38 @@
+"""The saved full output of a tool call: creating its file (0600, a fresh name per call) and
+describing why a save failed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+
+def close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def create_output_file(output_dir: Path, call_id: str) -> tuple[int, str]:
+    """Create ``tool-output-<call_id>.txt`` (0600) in ``output_dir``; return (descriptor, path)."""
+    output_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", call_id)[:80].strip(".") or uuid.uuid4().hex[:12]
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for attempt in range(1, 1000):
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        path = output_dir / f"tool-output-{stem}{suffix}.txt"
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError:
+            continue
+        return fd, str(path)
+    raise FileExistsError(f"too many saved outputs named tool-output-{stem}*.txt in {output_dir}")
+
+
+def describe_os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
