@@ -38,7 +38,7 @@ from agent.providers.scripted import ScriptedProvider  # noqa: E402
 from agent.runtime import build_session  # noqa: E402
 
 try:  # the budget module may be missing on older trees: the benchmark still runs
-    from agent.context.budget import ContextBudget  # noqa: E402
+    from agent.context.context_budget import ContextBudget  # noqa: E402
 except ImportError:  # pragma: no cover
     ContextBudget = None  # type: ignore[assignment,misc]
 

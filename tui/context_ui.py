@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.context.budget import MESSAGE_OVERHEAD_TOKENS, chars_to_tokens, message_tokens
-from agent.context.compaction import SUMMARY_HEADER
+from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.messages import AssistantMessage, ToolResultMessage, UserMessage
 
 #: Category names of the breakdown, in display order.

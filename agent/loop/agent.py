@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..config.settings import CompactionSettings, PermissionMode
-from ..context.budget import ContextBudget
-from ..context.compactor import Compactor
+from ..context.context_budget import ContextBudget
+from .compactor import Compactor
 from ..context.repair import repair_history
 from .guards import STOPPED_RESULT_TEXT, LoopGuard, GuardVerdict
 from ..events import (

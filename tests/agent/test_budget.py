@@ -17,23 +17,12 @@ import pytest
 from agent.context import budget as budget_mod
 from agent.context import tokenizer as tok_mod
 from agent.context.budget import (
-    EMBEDDED_MARGIN,
-    MESSAGE_OVERHEAD_TOKENS,
-    NON_OPENAI_MARGIN,
-    REPLY_PRIMING_TOKENS,
-    BudgetEstimate,
-    ContextBudget,
-    chars_to_tokens,
-    count_text_tokens,
-    is_openai_model,
-    margin_for_model,
-    max_prompt_tokens,
-    message_chars,
-    message_text,
-    message_tokens,
-    request_tokens,
+    EMBEDDED_MARGIN, MESSAGE_OVERHEAD_TOKENS, NON_OPENAI_MARGIN, REPLY_PRIMING_TOKENS, chars_to_tokens,
+    count_text_tokens, margin_for_model, max_prompt_tokens, message_chars, message_text, message_tokens,
     reserved_output,
 )
+from agent.context.context_budget import BudgetEstimate, ContextBudget, request_tokens
+from agent.context.tokenizer import is_openai_model
 from agent.context.tokenizer import CL100K, ESTIMATE, O200K, encoding_for_model, estimate_tokens, load_encoding
 from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 

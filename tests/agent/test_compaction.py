@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from agent.context.compaction import (
-    MODEL_SUMMARY_HEADING, SUMMARY_HEADER, cap_middle, compact, summary_request,
-)
+from agent.context.compaction.summary import MODEL_SUMMARY_HEADING, SUMMARY_HEADER, summary_request
+from agent.context.pins import cap_middle
+from agent.context.compaction.rewrite import compact
 from agent.context.records import to_dicts
 from agent.context.repair import pairing_ok
 from agent.messages import AssistantMessage, SystemMessage, ToolCall, ToolResultMessage, UserMessage

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from agent.config.settings import CompactionSettings, Settings
-from agent.context.compaction import SUMMARY_HEADER
+from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.context.repair import pairing_ok
 from agent.events import CompactionDone, Notice
 from agent.providers.scripted import ScriptedProvider

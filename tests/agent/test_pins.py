@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from agent.context.compaction import SUMMARY_HEADER, compact
+from agent.context.compaction.summary import SUMMARY_HEADER
+from agent.context.compaction.rewrite import compact
 from agent.context.pins import collect_pins, parse_test_command, ledger_of
 from agent.messages import AssistantMessage, ModeMessage, ToolCall, ToolResultMessage, UserMessage
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.context.aggregation import aggregate_developer_loops
-from agent.context.compaction import compact
+from agent.context.compaction.rewrite import compact
 from agent.context.pruning import prune_reasoning
 from agent.context.records import to_dicts
 from agent.context.repair import MISSING_RESULT_TEXT, pairing_ok, repair_history

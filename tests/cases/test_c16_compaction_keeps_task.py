@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.context.compaction import compact
+from agent.context.compaction.rewrite import compact
 from agent.context.repair import pairing_ok
 
 # A copy of the inputs from shared/cases/cases.json, so the tests run wherever the repo is cloned.

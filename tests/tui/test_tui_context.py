@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from agent.context.compaction import SUMMARY_HEADER
+from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.events import ContextUsage
 from tui.screens.compaction_inspector import CompactionInspectorScreen, format_record, load_compactions
 from tui.screens.context_breakdown import ContextBreakdownScreen

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from agent.context.compaction import SUMMARY_HEADER
+from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.events import CompactionDone, ContextUsage
 from tui.screens.compaction_inspector import CompactionInspectorScreen
 from tui.widgets.prompt_input import PromptInput

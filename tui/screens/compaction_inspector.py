@@ -88,7 +88,7 @@ def load_compactions(path: str | Path, warnings: list[str] | None = None) -> lis
     does not exist). Originals come from the message records, or from an earlier compaction's
     rewritten records (a summary compacted again). Raises ``OSError`` if the file is unreadable."""
     from agent.context.aggregation import NOTICE_PREFIX
-    from agent.context.compaction import SUMMARY_HEADER
+    from agent.context.compaction.summary import SUMMARY_HEADER
     from agent.session.journal import read_journal
 
     path = Path(path)

@@ -38,16 +38,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..events import CompactionDone, ContextUsage, Emit, Notice
 from ..messages import Message, ToolResultMessage
 from ..providers.base import ModelRequest, ProviderError
-from ..loop.reply import ReplyAssembler
-from ..loop.retry import call_with_retries
-from .aggregation import default_capability_of
-from .budget import max_prompt_tokens
-from .compaction import CompactionResult, compact
-from .pins import collect_pins
-from .pruning import strip_think_tags
+from .reply import ReplyAssembler
+from .retry import call_with_retries
+from ..context.aggregation import default_capability_of
+from ..context.budget import max_prompt_tokens
+from ..context.compaction.rewrite import CompactionResult, compact
+from ..context.pins import collect_pins
+from ..context.pruning import strip_think_tags
 
 if TYPE_CHECKING:
-    from ..loop.agent import Agent
+    from .agent import Agent
 
 #: After a failed or useless auto-compaction, retry only once the request grew by this fraction
 #: of the window (each attempt costs a model call).

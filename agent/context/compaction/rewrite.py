@@ -1,4 +1,4 @@
-"""LLM-summarised compaction: a new, smaller context view (DESIGN.md 3 and 4).
+"""The compaction pass: an LLM-summarised, smaller context view (DESIGN.md 3 and 4).
 
 ``compact`` takes the current view (records or OpenAI dicts; system messages stay in front) and
 rewrites it in one pass whose result is measured once:
@@ -32,48 +32,27 @@ uses); without it, with the budget module's local estimate.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Sequence
 
-from ..messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
-from .aggregation import DEFAULT_DEVELOPER_CAPABILITIES, aggregate_developer_loops, default_capability_of
-from .budget import chars_to_tokens, message_tokens
-from .pins import Pins, cap_middle, collect_pins
-from .pruning import prune_reasoning
-from .records import is_dict_list, to_dicts, to_records
-from .repair import repair_history
-
-SUMMARY_HEADER = "[Context summary: the earlier part of this conversation was compacted; the originals are in the session journal.]"
-MODEL_SUMMARY_HEADING = "## Summary of the earlier work"
-
-SUMMARY_INSTRUCTIONS = """You compact the conversation of a coding agent so it can continue the same work with a smaller context.
-Summarise the transcript the user sends, as markdown, with exactly these sections:
-## Task - what the user asked for, with every constraint they added.
-## Progress - what has been done, in order; what remains.
-## Decisions - choices made and why.
-## Errors - errors met and whether each one is resolved.
-## Files - files read, created or changed, one line each on what matters in them.
-## State - the CURRENT state: the latest result of each test or command wins; an earlier failure that a later run fixed is resolved, never current.
-Keep exact paths, names, commands and error messages. Do not invent anything. Do not address the user."""
-
-#: The last line of a summary message.
-CONTINUE_LINE = "Continue the task from here. Do not redo finished steps; check the files if unsure."
-#: Characters of one message shown to the summariser (head and tail kept).
-TRANSCRIPT_MESSAGE_CAP = 2000
-#: Characters of one later user message pinned verbatim (the original task is never cut).
-USER_MESSAGE_CAP = 8000
-#: A tool result is stubbed only when it holds more than this many tokens.
-STUB_MIN_TOKENS = 400
-#: Characters a stub keeps of the result's head and of its tail.
-STUB_HEAD_CHARS = 600
-STUB_TAIL_CHARS = 1200
-#: Marker that starts the pointer line of a stubbed tool result.
-STUB_MARKER = "[... stubbed at compaction:"
-#: Tokens set aside for the model's summary when sizing the kept tail.
-SUMMARY_RESERVE_TOKENS = 1500
-#: The most tokens the model's summary may keep in the summary message.
-SUMMARY_CAP_TOKENS = 4000
+from ...messages import Message, SystemMessage, ToolResultMessage, UserMessage
+from ..aggregation import DEFAULT_DEVELOPER_CAPABILITIES, aggregate_developer_loops, default_capability_of
+from ..budget import chars_to_tokens, message_tokens
+from ..pins import Pins, cap_middle, collect_pins
+from ..pruning import prune_reasoning
+from ..records import is_dict_list, to_dicts, to_records
+from ..repair import repair_history
+from .summary import (
+    CONTINUE_LINE,
+    MODEL_SUMMARY_HEADING,
+    SUMMARY_CAP_TOKENS,
+    SUMMARY_HEADER,
+    SUMMARY_RESERVE_TOKENS,
+    build_summary_text,
+    digest_summary,
+    summary_request,
+)
+from .tail import split_by_tokens, split_point, stub_to_fit
 
 
 @dataclass
@@ -111,23 +90,6 @@ def view_tokens(messages: Sequence[Message], count: Callable[[Message], int] | N
     """Tokens of records (system messages included), counted with ``count`` or the local estimate."""
     count = count or message_tokens
     return sum(count(m) for m in messages)
-
-
-def stub_tool_result(message: ToolResultMessage, saved_path: str | None) -> ToolResultMessage:
-    """A copy of ``message`` (same id) whose text keeps its first ``STUB_HEAD_CHARS`` and last
-    ``STUB_TAIL_CHARS`` characters, on whole lines, around a pointer to the full output at
-    ``saved_path`` (absolute path, or ``None`` when it could not be saved: the journal has it)."""
-    text = message.content
-    head, tail = text[:STUB_HEAD_CHARS], text[len(text) - STUB_TAIL_CHARS:]
-    if "\n" in head[1:]:
-        head = head[:head.rfind("\n") + 1]
-    if "\n" in tail[:-1]:
-        tail = tail[tail.find("\n") + 1:]
-    where = (f"the full output is saved at {saved_path} (read it with offset/limit if you need it)"
-             if saved_path else "the full output is in the session journal")
-    left = len(text) - len(head) - len(tail)
-    marker = f"{STUB_MARKER} {left} characters of this tool result left out; {where} ...]"
-    return message.model_copy(update={"content": f"{head.rstrip(chr(10))}\n{marker}\n{tail}"})
 
 
 def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]]], str] | None,
@@ -204,7 +166,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     if summarize is None:  # no summary: the whole body is kept, stubbed to fit the target
         old, kept = [], body
         if target is not None:
-            kept, stubbed = _stub_to_fit(kept, target - base, count, save_full)
+            kept, stubbed = stub_to_fit(kept, target - base, count, save_full)
     elif window_tokens and target is not None:
         # room for the summary and the kept tail; the tail gets the same share of the window and
         # of what is there now (Gemini CLI keeps the last 30% of the history), so a manual
@@ -216,19 +178,19 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         # the message minimum yields to the target, and to the pins: every compaction ends with a
         # summary message that holds them, so something older than the tail is summarised
         for least in dict.fromkeys((keep_last, 2)):
-            split = _split_by_tokens(body, max(0, split_budget), least, count)
+            split = split_by_tokens(body, max(0, split_budget), least, count)
             old, kept = body[:split], body[split:]
-            kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full)
+            kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full)
             fits = view_tokens(kept, count) <= stub_limit
             if fits and any(not isinstance(m, UserMessage) for m in old):
                 break
         else:
             if not any(not isinstance(m, UserMessage) for m in old):  # keep the last step only
-                split = _split_by_tokens(body, 0, 0, count)
+                split = split_by_tokens(body, 0, 0, count)
                 old, kept = body[:split], body[split:]
-                kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full)
+                kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full)
     else:
-        split = _split_point(body, keep_last)
+        split = split_point(body, keep_last)
         old, kept = body[:split], body[split:]
 
     has_old = any(not isinstance(m, UserMessage) for m in old)
@@ -371,163 +333,3 @@ def _cap_tokens(text: str, cap: int, count: Callable[[Message], int]) -> str:
         return text
     chars = int(len(text) * cap / tokens * 0.9)
     return cap_middle(text, max(200, chars))
-
-
-def _split_point(body: Sequence[Message], keep_last: int) -> int:
-    """Index where the verbatim part starts: about ``keep_last`` from the end, never inside a
-    tool pair, and past user messages that would open the kept part (they are pinned instead)."""
-    split = max(0, len(body) - max(0, keep_last))
-    while split > 0 and isinstance(body[split] if split < len(body) else None, ToolResultMessage):
-        split -= 1
-    while split < len(body) and isinstance(body[split], UserMessage):
-        split += 1
-    return split
-
-
-def _split_by_tokens(body: Sequence[Message], budget: int, keep_last: int, count: Callable[[Message], int]) -> int:
-    """Index where the kept tail starts: the longest suffix within ``budget`` tokens, at least
-    ``keep_last`` messages and at least the last step; never inside a tool pair (a tail never
-    starts with a tool result) and past user messages that would open it."""
-    split = len(body)
-    used = 0
-    while split > 0:
-        tokens = count(body[split - 1])
-        if used + tokens > budget:
-            break
-        split -= 1
-        used += tokens
-    split = min(split, max(0, len(body) - max(0, keep_last)))
-    while 0 < split < len(body) and isinstance(body[split], ToolResultMessage):
-        split += 1  # the pair's assistant message is in the old part: its results go with it
-    if split >= len(body) or not any(isinstance(m, AssistantMessage) for m in body[split:]):
-        # keep the last step whole, whatever its size (it is stubbed to fit)
-        last = max((i for i, m in enumerate(body) if isinstance(m, AssistantMessage)), default=len(body))
-        split = min(split, last)
-    while split < len(body) and isinstance(body[split], UserMessage):
-        split += 1
-    return split
-
-
-def _stub_to_fit(kept: list[Message], limit: int, count: Callable[[Message], int],
-                 save_full: Callable[[ToolResultMessage], str | None] | None) -> tuple[list[Message], list[str]]:
-    """Stub the largest tool results of ``kept`` (oldest first among equals) until it holds at
-    most ``limit`` tokens or nothing large is left; returns the new list and the stubbed ids."""
-    out = list(kept)
-    total = sum(count(m) for m in out)
-    stubbed: list[str] = []
-    candidates = sorted((i for i, m in enumerate(out) if isinstance(m, ToolResultMessage)
-                         and count(m) > STUB_MIN_TOKENS and STUB_MARKER not in m.content),
-                        key=lambda i: -count(out[i]))
-    for i in candidates:
-        if total <= limit:
-            break
-        message = out[i]
-        assert isinstance(message, ToolResultMessage)
-        path = _saved_path_in(message.content)
-        if path is None and save_full is not None:
-            try:
-                path = save_full(message)
-            except Exception:  # saving is best effort; the journal keeps the original anyway
-                path = None
-        new = stub_tool_result(message, path)
-        total += count(new) - count(message)
-        out[i] = new
-        stubbed.append(message.id)
-    return out, stubbed
-
-
-_SAVED_RE = re.compile(r"Full output(?: \([^)]*\))? saved to (?P<path>\S+?);")
-
-
-def _saved_path_in(text: str) -> str | None:
-    """The saved-output path named by a truncation marker in ``text`` (``truncation._marker``), or ``None``."""
-    match = _SAVED_RE.search(text)
-    return match.group("path") if match else None
-
-
-# ------------------------------------------------------------------------------ summariser input
-def render_transcript(messages: Sequence[Message], message_cap: int = TRANSCRIPT_MESSAGE_CAP) -> str:
-    """The older part as plain text for the summariser: one labelled block per message, tool
-    calls with their arguments, each block capped at ``message_cap`` characters."""
-    blocks = []
-    for m in messages:
-        if isinstance(m, UserMessage):
-            blocks.append("USER:\n" + cap_middle(m.content, message_cap * 2))
-        elif isinstance(m, AssistantMessage):
-            lines = [cap_middle(m.content, message_cap)] if m.content else []
-            lines += [f"-> {tc.name}({cap_middle(tc.arguments, min(500, message_cap))})" for tc in m.tool_calls]
-            blocks.append("ASSISTANT:\n" + "\n".join(lines))
-        elif isinstance(m, ToolResultMessage):
-            flag = " [error]" if m.is_error else ""
-            blocks.append(f"RESULT of {m.name or m.tool_call_id}{flag}:\n" + cap_middle(m.content, message_cap))
-    return "\n\n".join(blocks)
-
-
-def summary_request(old: Sequence[Message], focus: str | None = None, *, budget_tokens: int | None = None,
-                    count_text: Callable[[str], int] | None = None) -> list[dict[str, Any]]:
-    """The messages of the summarisation call (OpenAI dicts): instructions, then the transcript.
-
-    ``budget_tokens``: the most tokens the request may hold, counted with ``count_text`` (the
-    agent's budget; default a local estimate): the per-message cap shrinks, then the whole
-    transcript is middle-cut, until it fits (a reserve is kept for the reply)."""
-    count_text = count_text or (lambda text: chars_to_tokens(len(text)))
-    system = SUMMARY_INSTRUCTIONS
-    if focus and focus.strip():
-        system += f"\nThe user asked the summary to focus on: {focus.strip()}"
-    transcript = render_transcript(old)
-    if budget_tokens:
-        room = max(500, budget_tokens - count_text(system) - 600)
-        cap = TRANSCRIPT_MESSAGE_CAP
-        tokens = count_text(transcript)
-        while tokens > room and cap > 200:
-            cap //= 2
-            transcript = render_transcript(old, cap)
-            tokens = count_text(transcript)
-        while tokens > room:  # cut by the measured density until the count fits
-            transcript = cap_middle(transcript, max(1000, int(len(transcript) * room / tokens * 0.95)))
-            new_tokens = count_text(transcript)
-            if new_tokens >= tokens:
-                break
-            tokens = new_tokens
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": "Transcript to summarise:\n\n" + transcript}]
-
-
-def digest_summary(old: Sequence[Message], line_cap: int = 160) -> str:
-    """A summary of ``old`` built by code, for when the summary call fails: one line per tool
-    call (name, arguments and the first line of its result or error), oldest first, each line
-    at most ``line_cap`` characters; the whole is capped by the caller."""
-    results = {m.tool_call_id: m for m in old if isinstance(m, ToolResultMessage)}
-    lines = ["(The summary call failed: this list of the earlier steps was built by code.)"]
-    for m in old:
-        if not isinstance(m, AssistantMessage):
-            continue
-        for call in m.tool_calls:
-            result = results.get(call.id)
-            if result is None:
-                outcome = "no result"
-            else:
-                text = next((line.strip() for line in result.content.splitlines() if line.strip()), "(no output)")
-                outcome = ("ERROR " if result.is_error else "") + text
-            line = f"- {call.name}({' '.join(call.arguments.split())[:80]}) -> {outcome}"
-            lines.append(line if len(line) <= line_cap else line[:line_cap - 1] + "…")
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------ summary message
-def build_summary_text(pinned: str, summary: str) -> str:
-    """The text of the summary message: the header, the ``pinned`` sections (by code), then the
-    model's ``summary`` under ``MODEL_SUMMARY_HEADING``, then how to go on."""
-    parts = [SUMMARY_HEADER]
-    if pinned.strip():
-        parts.append(pinned.strip())
-    parts.append(MODEL_SUMMARY_HEADING + "\n" + summary)
-    parts.append(CONTINUE_LINE)
-    return "\n\n".join(parts)
-
-
-__all__ = [
-    "CompactionResult", "MODEL_SUMMARY_HEADING", "STUB_MARKER", "SUMMARY_HEADER", "SUMMARY_INSTRUCTIONS",
-    "build_summary_text", "cap_middle", "compact", "digest_summary", "render_transcript", "stub_tool_result", "summary_request",
-    "view_tokens",
-]
