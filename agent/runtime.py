@@ -162,7 +162,7 @@ class AgentSession:
 
     def _configure_embedded(self) -> None:
         """Load litellm and pass the ``[embedded]`` settings to the embedded provider."""
-        from .providers.embedded import register_embedded_provider
+        from .providers.embedded.provider import register_embedded_provider
         from .providers.litellm_loader import load_litellm
 
         load_litellm()
@@ -441,7 +441,7 @@ class AgentSession:
             notices += self.resumed.warnings + self._mode_notices
         if not self.is_embedded:
             return notices
-        from .providers.embedded import embedded_available
+        from .providers.embedded.model import embedded_available
 
         missing = embedded_available()
         return notices + [EMBEDDED_NOTICE] + ([missing] if missing else [])

@@ -119,7 +119,9 @@ def run_task(litellm: Any, request: str) -> tuple[str | None, Any, str, int, flo
 
 def main() -> int:
     verbose = "-v" in sys.argv
-    from agent.providers.embedded import embedded_available, get_runtime, register_embedded_provider
+    from agent.providers.embedded.model import embedded_available
+    from agent.providers.embedded.runtime import get_runtime
+    from agent.providers.embedded.provider import register_embedded_provider
     from agent.providers.litellm_loader import load_litellm
 
     missing = embedded_available()
@@ -157,7 +159,7 @@ def main() -> int:
 
 def raw_speed() -> float:
     """Return tokens per second of plain greedy generation (prompt already processed)."""
-    from agent.providers.embedded import _Generation, get_runtime
+    from agent.providers.embedded.runtime import _Generation, get_runtime
 
     runtime = get_runtime()
     prompt = runtime.tokenize("<|im_start|>user\nWrite a long story about a lighthouse.<|im_end|>\n"

@@ -45,7 +45,7 @@ def load_litellm() -> ModuleType:
         if hasattr(litellm, "disable_hf_tokenizer_download"):
             litellm.disable_hf_tokenizer_download = True
         try:
-            from .embedded import register_embedded_provider
+            from .embedded.provider import register_embedded_provider
         except ImportError:  # pragma: no cover - the module ships with the package
             pass
         else:

@@ -314,7 +314,7 @@ def test_the_embedded_margin_covers_smollm2s_tokenizer():
     """EMBEDDED_MARGIN covers the embedded model's own tokenizer (SmolLM2, 49k vocabulary), read
     from its GGUF file without loading the weights (needs the [local] extra)."""
     llama_cpp = pytest.importorskip("llama_cpp")
-    from agent.providers.embedded import EmbeddedModelMissing, find_model_path
+    from agent.providers.embedded.model import EmbeddedModelMissing, find_model_path
 
     try:
         path = find_model_path()

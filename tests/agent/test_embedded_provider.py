@@ -15,16 +15,17 @@ from typing import Any, Iterator
 
 import pytest
 
-from agent.providers import embedded
-from agent.providers import embedded_prompt as P
-from agent.providers.embedded import (
-    MISSING_MODEL_MESSAGE,
-    MODEL_NAME,
-    EmbeddedConfig,
-    EmbeddedRuntime,
-    embedded_available,
-    register_embedded_provider,
-)
+from agent.providers.embedded import model as embedded_model
+from agent.providers.embedded import runtime as embedded_runtime
+from agent.providers.embedded.grammar import arguments_grammar
+from agent.providers.embedded.model import EmbeddedModelMissing, find_model_path
+from agent.providers.embedded.prompt import render_chat, to_chatml
+from agent.providers.embedded.replies import AnswerStream, ToolReply, is_repeat, parse_arguments
+from agent.providers.embedded.tool_specs import ANSWER, DEFAULT_STRING_MAX, format_call, tool_specs
+from agent.providers.embedded.prompt import MISSING_MODEL_MESSAGE
+from agent.providers.embedded.model import MODEL_NAME, EmbeddedConfig, embedded_available
+from agent.providers.embedded.runtime import EmbeddedRuntime
+from agent.providers.embedded.provider import register_embedded_provider
 from agent.providers.litellm_loader import load_litellm
 from agent.tools.registry import default_tools
 
@@ -71,33 +72,33 @@ def glob_step(pattern: str = "**/*.py", output: str = "src/app.py\nsrc/util.py")
 
 
 def test_tool_specs_simplify_the_agent_schemas():
-    specs = {s.name: s for s in P.tool_specs(TOOL_SCHEMAS)}
+    specs = {s.name: s for s in tool_specs(TOOL_SCHEMAS)}
     assert set(specs) == {"read", "grep", "glob"}
     assert specs["read"].signature() == "read(path, offset?, limit?)"
     assert specs["read"].params["offset"]["type"] == "integer"
-    assert specs["grep"].params["pattern"] == {"type": "string", "maxLength": P.DEFAULT_STRING_MAX}
+    assert specs["grep"].params["pattern"] == {"type": "string", "maxLength": DEFAULT_STRING_MAX}
 
 
 def test_arguments_round_trip_through_call_syntax():
     args = {"pattern": 'say "hi"\n', "path": "src"}
-    call = P.format_call("grep", args)
+    call = format_call("grep", args)
     assert call == 'grep(pattern="say \\"hi\\"\\n", path="src")'
-    assert P.parse_arguments(call[len("grep("):]) == args
-    assert P.parse_arguments('path="a.py", offset=3)') == {"path": "a.py", "offset": 3}
-    assert P.parse_arguments(")") == {}
-    assert P.parse_arguments('path="cut off') is None
+    assert parse_arguments(call[len("grep("):]) == args
+    assert parse_arguments('path="a.py", offset=3)') == {"path": "a.py", "offset": 3}
+    assert parse_arguments(")") == {}
+    assert parse_arguments('path="cut off') is None
 
 
 def test_arguments_grammar_fixes_names_and_bounds_strings():
-    spec = P.tool_specs(TOOL_SCHEMAS)[0]  # read
-    grammar = P.arguments_grammar(spec)
+    spec = tool_specs(TOOL_SCHEMAS)[0]  # read
+    grammar = arguments_grammar(spec)
     assert '"path="' in grammar and '"offset="' in grammar
-    assert f"char{{1,{P.DEFAULT_STRING_MAX}}}" in grammar
+    assert f"char{{1,{DEFAULT_STRING_MAX}}}" in grammar
     assert "[1-9]" in grammar  # offset and limit have minimum 1
 
 
 def test_answer_stream_decodes_partial_json_strings():
-    stream = P.AnswerStream()
+    stream = AnswerStream()
     pieces = [stream.feed(raw) for raw in
               ['"Hel', '"Hello \\', '"Hello \\n\\ud83d', '"Hello \\n\\ud83d\\ude00 ok', '"Hello \\n\\ud83d\\ude00 ok")']]
     assert "".join(pieces) == "Hello \n\U0001F600 ok"
@@ -106,7 +107,7 @@ def test_answer_stream_decodes_partial_json_strings():
 
 def test_render_chat_replaces_the_system_prompt_and_renders_results():
     messages = [SYSTEM, {"role": "user", "content": "List the Python files"}, *glob_step()]
-    chat = P.render_chat(messages, P.tool_specs(TOOL_SCHEMAS))
+    chat = render_chat(messages, tool_specs(TOOL_SCHEMAS))
     assert chat[0]["role"] == "system" and "Working directory: /tmp/demo." in chat[0]["content"]
     assert "You are opencli-tui" not in chat[0]["content"]
     assert chat[-2] == {"role": "assistant", "content": 'glob(pattern="**/*.py")'}
@@ -119,26 +120,26 @@ def test_render_chat_cuts_old_results_to_fit_the_budget():
     messages = [SYSTEM, {"role": "user", "content": "look"}, *glob_step(output=big),
                 *[{**m, "tool_call_id": "call_2"} if m["role"] == "tool" else
                   {**m, "tool_calls": [{**m["tool_calls"][0], "id": "call_2"}]} for m in glob_step("*.md", big)]]
-    chat = P.render_chat(messages, P.tool_specs(TOOL_SCHEMAS), budget_tokens=1200)
-    text = P.to_chatml(chat)
+    chat = render_chat(messages, tool_specs(TOOL_SCHEMAS), budget_tokens=1200)
+    text = to_chatml(chat)
     assert len(text) / 3.5 < 1200
     assert "more characters not shown" in text
 
 
 def test_repeat_detection_is_per_user_turn():
     messages = [{"role": "user", "content": "a"}, *glob_step()]
-    same = P.ToolReply("glob", {"pattern": "**/*.py"})
-    assert P.is_repeat(same, messages)
-    assert not P.is_repeat(P.ToolReply("glob", {"pattern": "*.md"}), messages)
-    assert not P.is_repeat(same, messages + [{"role": "user", "content": "again"}])
+    same = ToolReply("glob", {"pattern": "**/*.py"})
+    assert is_repeat(same, messages)
+    assert not is_repeat(ToolReply("glob", {"pattern": "*.md"}), messages)
+    assert not is_repeat(same, messages + [{"role": "user", "content": "again"}])
 
 
 def test_missing_model_gives_one_clear_line(monkeypatch):
     """A missing model package: a clear one-line error telling the user what to install."""
-    monkeypatch.setattr(embedded, "MODEL_PACKAGE", "no_such_model_package_for_tests")
-    monkeypatch.setattr(embedded, "_runtime", None)
-    with pytest.raises(embedded.EmbeddedModelMissing):
-        embedded.find_model_path()
+    monkeypatch.setattr(embedded_model, "MODEL_PACKAGE", "no_such_model_package_for_tests")
+    monkeypatch.setattr(embedded_runtime, "_runtime", None)
+    with pytest.raises(EmbeddedModelMissing):
+        find_model_path()
     assert embedded_available() == MISSING_MODEL_MESSAGE
     litellm = load_litellm()
     register_embedded_provider()
@@ -168,7 +169,7 @@ class ScriptedRuntime(EmbeddedRuntime):
 
     def choose_action(self, prompt, specs, allow_tools):  # type: ignore[override]
         self.allowed.append(allow_tools)
-        return (self.actions.pop(0) if allow_tools else P.ANSWER), {}
+        return (self.actions.pop(0) if allow_tools else ANSWER), {}
 
     def generate(self, prompt_tokens, *, grammar, max_tokens, temperature, result, repeat_penalty=1.0) -> Iterator[str]:  # type: ignore[override]
         text = self.outputs.pop(0)
@@ -198,7 +199,7 @@ def test_after_max_tool_steps_only_an_answer_is_allowed():
 
 def test_litellm_stream_carries_tool_calls_and_usage(monkeypatch):
     """The glue: a tool call reaches litellm's stream as delta.tool_calls, usage as usage."""
-    monkeypatch.setattr(embedded, "_runtime", ScriptedRuntime(["read"], ['path="README.md")']))
+    monkeypatch.setattr(embedded_runtime, "_runtime", ScriptedRuntime(["read"], ['path="README.md")']))
     litellm = load_litellm()
     register_embedded_provider()
     stream = litellm.completion(model=MODEL_NAME, messages=[SYSTEM, {"role": "user", "content": "Show README.md"}],

