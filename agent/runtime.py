@@ -171,7 +171,8 @@ class AgentSession:
 
     def _build_agent(self, info: ModelInfo) -> "Agent":
         from .git_context import render_snapshot
-        from .loop.agent import Agent, LoopConfig
+        from .loop.agent import Agent
+        from .loop.config import LoopConfig
         from .loop.system_prompt import build_system_prompt
         from .loop.reminders import ReminderEngine, rules_from_config, system_prompt_rules
         from .loop.retry import RetryPolicy

@@ -10,7 +10,7 @@ warning instead of being run, and a further repeat stops the turn as ``stuck``),
 tools, wrong types all become error results). Event-driven reminders (``reminders``) are appended
 to the last tool result of a step.
 
-Plan mode hooks (``agent.planner``): ``LoopConfig.allowed_capabilities`` refuses every call of
+Plan mode hooks (``agent.plan``): ``TurnOptions.allowed_capabilities`` (or ``LoopConfig``'s) refuses every call of
 another capability before the permission gate, while every registered tool stays offered (the
 tool list never changes between modes, so the provider's prompt cache holds; DESIGN.md 4); the
 turn's ``ModeMessage`` states the mode in its user message; a successful tool result with
@@ -19,85 +19,48 @@ turn's ``ModeMessage`` states the mode in its user message; a successful tool re
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from ..config.settings import CompactionSettings, PermissionMode
 from ..context.context_budget import ContextBudget
-from .compactor import Compactor
 from ..context.repair import repair_history
-from .guards import STOPPED_RESULT_TEXT, LoopGuard, GuardVerdict
 from ..events import (
-    CompactionDone, ContextUsage, Emit, ErrorEvent, GuardTriggered, Notice, PermissionDecision, PermissionRequest,
-    ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
+    CompactionDone,
+    ContextUsage,
+    Emit,
+    ErrorEvent,
+    GuardTriggered,
+    Notice,
+    ReasoningDelta,
+    StepStarted,
+    TextDelta,
+    TurnFinished,
     TurnStarted,
 )
 from ..messages import (
-    AssistantMessage, Message, ModeMessage, SystemMessage, ToolCall, ToolResultMessage, Usage, UserMessage,
+    AssistantMessage,
+    Message,
+    ModeMessage,
+    SystemMessage,
+    Usage,
+    UserMessage,
     UserOrigin,
 )
-from ..permissions.policy import decide, denial_message
-from .reminders import ReadFileStamps, ReminderEngine
 from ..providers.base import ModelRequest, Provider, ProviderError
-from .reply import ReplyAssembler
-from .retry import RetryPolicy, call_with_retries
 from ..session.journal import SessionJournal
-from ..tools.base import Capability, ToolContext, ToolOutput
 from ..tools.registry import ToolRegistry
-
-INTERRUPTED_TEXT = "Interrupted by user: this tool call was not run (or was stopped). Do not retry unless asked."
-MAX_TURNS_TEXT = ("Stopped after {n} steps with tool calls (max_turns = {n}). Send a message to continue, "
-                  "or split the task into smaller ones; --max-turns raises the limit.")
-
-
-@dataclass
-class LoopConfig:
-    """Per-agent loop settings: ``max_turns`` (steps with tool calls), ``permission_mode``,
-    ``interactive`` (may ask the user), tool limits (characters, seconds), sampling."""
-
-    max_turns: int = 50
-    permission_mode: PermissionMode = PermissionMode.ASK
-    interactive: bool = False
-    max_output_chars: int = 20000
-    bash_timeout_s: float = 120.0
-    api_base: str | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    send_reasoning_back: bool = False
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    #: Plan mode (agent/planner.py): when set, only tools with these capabilities run; any other
-    #: call (a registered tool of another capability, or an unknown name) gets an error result
-    #: listing what may be used. Every tool is still offered (one tool list for the session).
-    #: ``restricted_mode_name`` names the mode in that message.
-    allowed_capabilities: frozenset[Capability] | None = None
-    restricted_mode_name: str = "this mode"
-    #: The ``[compaction]`` settings (agent/context/compactor.py): mode, threshold, keep_last...
-    compaction: CompactionSettings = field(default_factory=CompactionSettings)
-    #: Allow/deny rules and "allow for this session" answers (agent/permission_rules.py); None = none.
-    permission_rules: Any = None
+from .compactor import Compactor
+from .config import MAX_TURNS_TEXT, LoopConfig, TurnOptions
+from .guards import LoopGuard
+from .reminders import ReadFileStamps, ReminderEngine
+from .reply import ReplyAssembler
+from .retry import call_with_retries
+from .tool_calls import ToolCallsMixin
 
 
-@dataclass(frozen=True)
-class TurnOptions:
-    """Settings of one turn, passed to ``Agent.run_turn`` (the planning pass restricts its turn).
-
-    ``allowed_capabilities``: when set, calls of tools with another capability are refused (every
-    tool stays offered, so the tool list never changes), instead of ``LoopConfig``'s;
-    ``restricted_mode_name`` names the mode in the refusal.
-    """
-
-    allowed_capabilities: frozenset[Capability] | None = None
-    restricted_mode_name: str = ""
-
-
-class Agent:
+class Agent(ToolCallsMixin):
     """Runs turns against one conversation history.
 
     Inputs: a ``Provider``, a ``ToolRegistry``, the system prompt text, the model name, the
@@ -330,134 +293,6 @@ class Agent:
         return call_with_retries(attempt, self.config.retry, emit=emit, cancel=cancel,
                                  instant=getattr(self.provider, "instant_retries", False))
 
-    # ------------------------------------------------------------------------------------- tools
-    def _run_tool_calls(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event) -> GuardVerdict | None:
-        """Answer every call of ``reply`` in order. Returns the guard's stop verdict, if any (the
-        remaining calls are then answered as not run)."""
-        stop: GuardVerdict | None = None
-        reminder_texts: list[str] = []
-        calls = reply.tool_calls
-        for position, call in enumerate(calls):
-            emit(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
-            started = time.monotonic()
-            self._approval_wait_s = 0.0
-            if stop is not None:
-                output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
-            elif cancel.is_set():
-                output = ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
-            else:
-                verdict = self.guard.check(call.name, call.arguments)
-                if verdict.action == "stop":
-                    stop = verdict
-                    output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
-                elif verdict.action == "warn":
-                    emit(Notice(message=f"Loop guard ({verdict.guard}): {verdict.message}"))
-                    output = ToolOutput(text=verdict.message, is_error=True)
-                else:
-                    with self._tool_window():
-                        output = self._execute(call, reply, emit, cancel)
-                        self._end_turn |= bool(output.metadata.get("end_turn")) and not output.is_error
-                        self.guard.record(call.name, call.arguments, output.text, output.is_error)
-                        reminder_texts += self._reminders_for(call, output)
-            text = output.text
-            injected: list[str] = []
-            if position == len(calls) - 1 and reminder_texts:
-                text += self.reminders.format(reminder_texts)
-                injected = list(dict.fromkeys(reminder_texts))
-                for reminder in injected:
-                    emit(ReminderInjected(text=reminder))
-            duration = time.monotonic() - started - self._approval_wait_s  # run time, not time waiting for the user
-            result = ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=output.is_error)
-            self._append(result, emit)
-            if self.journal is not None:  # what the UI shows besides the text (a diff...), for a resumed TUI
-                self.journal.append_tool_details(result, diff=output.diff, display=output.display,
-                                                 exit_code=output.exit_code, truncated=output.truncated,
-                                                 saved_path=output.saved_path, reminders=injected)
-            emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
-                                  truncated=output.truncated, saved_path=output.saved_path,
-                                  duration_s=round(duration, 3), exit_code=output.exit_code,
-                                  diff=output.diff, display=output.display))
-        return stop
-
-    def _reminders_for(self, call: ToolCall, output: ToolOutput) -> list[str]:
-        """Note files the agent read or wrote, queue external changes, return reminder texts."""
-        tool = self.registry.get(call.name)
-        args = call.parsed_arguments()
-        if not output.is_error and call.name in ("read", "write", "edit") and isinstance(args, dict):
-            path = args.get("path")
-            if isinstance(path, str):
-                self.file_stamps.note(path)
-        for changed in self.file_stamps.changed():
-            self.reminders.on_external_change(changed)
-        return self.reminders.on_tool_result(call.name, tool.capability.value if tool else None, args,
-                                             output.is_error)
-
-    def _execute(self, call: ToolCall, reply: AssistantMessage, emit: Emit,
-                 cancel: threading.Event) -> ToolOutput:
-        ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
-                          max_output_chars=self.config.max_output_chars,
-                          bash_timeout_s=self.config.bash_timeout_s, call_id=_safe_id(call.id))
-        tool = self.registry.get(call.name)
-        refusal = self._capability_refusal(call.name, tool)
-        if refusal:
-            return ToolOutput(text=refusal, is_error=True)
-        if tool is not None:
-            verdict = decide(call.name, tool.capability, call.parsed_arguments(), mode=self.config.permission_mode,
-                             rules=self.config.permission_rules, workspace=self.workspace,
-                             interactive=self.config.interactive)
-            if verdict.access == "deny":
-                return ToolOutput(text=verdict.message, is_error=True)
-            if verdict.access == "ask":
-                decision = self._ask(call, tool, ctx, emit, cancel)
-                if decision is None:
-                    return ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
-                if decision.allow and decision.scope != "once" and self.config.permission_rules is not None:
-                    if decision.scope == "session_prefix" and decision.prefix:
-                        self.config.permission_rules.allow_prefix(decision.prefix)
-                    elif decision.scope == "session_tool":
-                        self.config.permission_rules.allow_tool(call.name)
-                if not decision.allow:
-                    text = denial_message(call.name, tool.capability, self.config.permission_mode, headless=False)
-                    if decision.reason.strip():
-                        text += f" The user said: {decision.reason.strip()}"
-                    return ToolOutput(text=text, is_error=True)
-        if reply.finish_reason == "length" and not _is_json(call.arguments):
-            return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
-                                    "output token limit). Send a shorter call, e.g. split a large write into "
-                                    "several edits."), is_error=True)
-        if self.checkpoints is not None and tool is not None:  # save files before a change (undo)
-            warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
-            if warning:
-                emit(Notice(message=warning))
-        output = self.registry.execute(call, ctx)
-        if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
-            self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
-        return output
-
-    # ------------------------------------------------------------------------ external changes
-    def on_file_changed(self) -> list[str]:
-        """File-watcher callback (any thread): queue an external-change reminder for each file the
-        agent read whose on-disk state changed, and return those paths. Uses ``file_stamps``, so a
-        change is reported once, here or at the next tool result; does nothing while a tool runs
-        (the check after it covers that window, and the agent's own writes are not external)."""
-        with self.stamps_lock:
-            if self._in_tool:
-                return []
-            changed = self.file_stamps.changed()
-            for path in changed:
-                self.reminders.on_external_change(path)
-            return changed
-
-    @contextmanager
-    def _tool_window(self) -> Iterator[None]:
-        """Mark a tool call and its stamp check as running (``on_file_changed`` waits it out)."""
-        with self.stamps_lock:
-            self._in_tool = True
-        try:
-            yield
-        finally:
-            with self.stamps_lock:
-                self._in_tool = False
 
     # ------------------------------------------------------------------ capability restriction
     def _offered_schemas(self) -> list[dict]:
@@ -467,53 +302,4 @@ class Agent:
         the first part of every request, never changes with the mode (DESIGN.md 4)."""
         return self.registry.schemas()
 
-    def _capability_refusal(self, name: str, tool) -> str:
-        """The error text for a call the turn's capability restriction forbids, else ``""``."""
-        options = self._turn_options
-        allowed = options.allowed_capabilities
-        mode_name = options.restricted_mode_name or self.config.restricted_mode_name
-        if allowed is None:
-            allowed = self.config.allowed_capabilities
-        if allowed is None or (tool is not None and tool.capability in allowed):
-            return ""
-        usable = ", ".join(t.name for t in self.registry.tools() if t.capability in allowed)
-        kinds = "/".join(sorted(c.value for c in allowed))
-        what = f"{name} ({tool.capability.value})" if tool is not None else repr(name)
-        return (f"Refused: {what} is not available in {mode_name}: only {kinds} tools run "
-                f"and nothing in the workspace may change. You may use: {usable}.")
 
-    def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
-             cancel: threading.Event) -> PermissionDecision | None:
-        preview = ""
-        try:
-            args = self.registry.parse_arguments(call)
-            preview = tool.preview(args, ctx)
-        except Exception:  # invalid arguments: the registry reports them after approval
-            preview = call.arguments
-        request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=call.parsed_arguments(),
-                                    capability=tool.capability.value, preview=preview)
-        emit(request)
-        waited_from = time.monotonic()
-        try:
-            while not cancel.is_set():
-                try:
-                    return request.reply.result(timeout=0.1)
-                except FutureTimeout:
-                    continue
-            request.reply.cancel()
-            return None
-        finally:
-            self._approval_wait_s += time.monotonic() - waited_from
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-        return True
-    except (json.JSONDecodeError, ValueError):
-        return False
-
-
-def _safe_id(call_id: str) -> str:
-    """Return ``call_id`` reduced to characters safe in a file name."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)[:64] or "call"

@@ -28,7 +28,7 @@ from ..events import (
     ToolCallStarted,
     TurnFinished,
 )
-from ..loop.agent import TurnOptions
+from ..loop.config import TurnOptions
 from ..messages import UserOrigin
 from ..tools.base import Capability
 

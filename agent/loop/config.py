@@ -1,0 +1,56 @@
+"""Settings of the loop: ``LoopConfig`` (per agent) and ``TurnOptions`` (per turn), and the texts of
+the results and stops the loop writes itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config.settings import CompactionSettings, PermissionMode
+from ..tools.base import Capability
+from .retry import RetryPolicy
+
+INTERRUPTED_TEXT = "Interrupted by user: this tool call was not run (or was stopped). Do not retry unless asked."
+MAX_TURNS_TEXT = ("Stopped after {n} steps with tool calls (max_turns = {n}). Send a message to continue, "
+                  "or split the task into smaller ones; --max-turns raises the limit.")
+
+
+@dataclass
+class LoopConfig:
+    """Per-agent loop settings: ``max_turns`` (steps with tool calls), ``permission_mode``,
+    ``interactive`` (may ask the user), tool limits (characters, seconds), sampling."""
+
+    max_turns: int = 50
+    permission_mode: PermissionMode = PermissionMode.ASK
+    interactive: bool = False
+    max_output_chars: int = 20000
+    bash_timeout_s: float = 120.0
+    api_base: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    send_reasoning_back: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Plan mode (agent/planner.py): when set, only tools with these capabilities run; any other
+    #: call (a registered tool of another capability, or an unknown name) gets an error result
+    #: listing what may be used. Every tool is still offered (one tool list for the session).
+    #: ``restricted_mode_name`` names the mode in that message.
+    allowed_capabilities: frozenset[Capability] | None = None
+    restricted_mode_name: str = "this mode"
+    #: The ``[compaction]`` settings (agent/context/compactor.py): mode, threshold, keep_last...
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    #: Allow/deny rules and "allow for this session" answers (agent/permission_rules.py); None = none.
+    permission_rules: Any = None
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """Settings of one turn, passed to ``Agent.run_turn`` (the planning pass restricts its turn).
+
+    ``allowed_capabilities``: when set, calls of tools with another capability are refused (every
+    tool stays offered, so the tool list never changes), instead of ``LoopConfig``'s;
+    ``restricted_mode_name`` names the mode in the refusal.
+    """
+
+    allowed_capabilities: frozenset[Capability] | None = None
+    restricted_mode_name: str = ""

@@ -1,0 +1,221 @@
+"""Answering the tool calls of one step, for ``Agent`` (a mixin: the methods use the agent's
+registry, config, guard, reminders, journal and checkpoints).
+
+Each call in order: the loop guard (a repeat is answered with a warning, a further one stops the
+turn), the turn's capability restriction, the permission policy (``permissions.policy.decide``;
+"ask" asks the user through a ``PermissionRequest`` whose reply handle the UI answers), then the
+tool through the registry, with checkpoints around mutating calls (undo). Reminders go on the
+last result of the step; every result is journaled with what the UI shows besides the text.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
+
+from ..events import (
+    Emit,
+    Notice,
+    PermissionDecision,
+    PermissionRequest,
+    ReminderInjected,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from ..messages import (
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+)
+from ..permissions.policy import decide, denial_message
+from ..tools.base import ToolContext, ToolOutput
+from .config import INTERRUPTED_TEXT
+from .guards import STOPPED_RESULT_TEXT, GuardVerdict
+
+
+class ToolCallsMixin:
+    """The tool-call half of ``Agent`` (see the module docstring)."""
+
+    # ------------------------------------------------------------------------------------- tools
+    def _run_tool_calls(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event) -> GuardVerdict | None:
+        """Answer every call of ``reply`` in order. Returns the guard's stop verdict, if any (the
+        remaining calls are then answered as not run)."""
+        stop: GuardVerdict | None = None
+        reminder_texts: list[str] = []
+        calls = reply.tool_calls
+        for position, call in enumerate(calls):
+            emit(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
+            started = time.monotonic()
+            self._approval_wait_s = 0.0
+            if stop is not None:
+                output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
+            elif cancel.is_set():
+                output = ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
+            else:
+                verdict = self.guard.check(call.name, call.arguments)
+                if verdict.action == "stop":
+                    stop = verdict
+                    output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
+                elif verdict.action == "warn":
+                    emit(Notice(message=f"Loop guard ({verdict.guard}): {verdict.message}"))
+                    output = ToolOutput(text=verdict.message, is_error=True)
+                else:
+                    with self._tool_window():
+                        output = self._execute(call, reply, emit, cancel)
+                        self._end_turn |= bool(output.metadata.get("end_turn")) and not output.is_error
+                        self.guard.record(call.name, call.arguments, output.text, output.is_error)
+                        reminder_texts += self._reminders_for(call, output)
+            text = output.text
+            injected: list[str] = []
+            if position == len(calls) - 1 and reminder_texts:
+                text += self.reminders.format(reminder_texts)
+                injected = list(dict.fromkeys(reminder_texts))
+                for reminder in injected:
+                    emit(ReminderInjected(text=reminder))
+            duration = time.monotonic() - started - self._approval_wait_s  # run time, not time waiting for the user
+            result = ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=output.is_error)
+            self._append(result, emit)
+            if self.journal is not None:  # what the UI shows besides the text (a diff...), for a resumed TUI
+                self.journal.append_tool_details(result, diff=output.diff, display=output.display,
+                                                 exit_code=output.exit_code, truncated=output.truncated,
+                                                 saved_path=output.saved_path, reminders=injected)
+            emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
+                                  truncated=output.truncated, saved_path=output.saved_path,
+                                  duration_s=round(duration, 3), exit_code=output.exit_code,
+                                  diff=output.diff, display=output.display))
+        return stop
+
+    def _reminders_for(self, call: ToolCall, output: ToolOutput) -> list[str]:
+        """Note files the agent read or wrote, queue external changes, return reminder texts."""
+        tool = self.registry.get(call.name)
+        args = call.parsed_arguments()
+        if not output.is_error and call.name in ("read", "write", "edit") and isinstance(args, dict):
+            path = args.get("path")
+            if isinstance(path, str):
+                self.file_stamps.note(path)
+        for changed in self.file_stamps.changed():
+            self.reminders.on_external_change(changed)
+        return self.reminders.on_tool_result(call.name, tool.capability.value if tool else None, args,
+                                             output.is_error)
+
+    def _execute(self, call: ToolCall, reply: AssistantMessage, emit: Emit,
+                 cancel: threading.Event) -> ToolOutput:
+        ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
+                          max_output_chars=self.config.max_output_chars,
+                          bash_timeout_s=self.config.bash_timeout_s, call_id=_safe_id(call.id))
+        tool = self.registry.get(call.name)
+        refusal = self._capability_refusal(call.name, tool)
+        if refusal:
+            return ToolOutput(text=refusal, is_error=True)
+        if tool is not None:
+            verdict = decide(call.name, tool.capability, call.parsed_arguments(), mode=self.config.permission_mode,
+                             rules=self.config.permission_rules, workspace=self.workspace,
+                             interactive=self.config.interactive)
+            if verdict.access == "deny":
+                return ToolOutput(text=verdict.message, is_error=True)
+            if verdict.access == "ask":
+                decision = self._ask(call, tool, ctx, emit, cancel)
+                if decision is None:
+                    return ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
+                if decision.allow and decision.scope != "once" and self.config.permission_rules is not None:
+                    if decision.scope == "session_prefix" and decision.prefix:
+                        self.config.permission_rules.allow_prefix(decision.prefix)
+                    elif decision.scope == "session_tool":
+                        self.config.permission_rules.allow_tool(call.name)
+                if not decision.allow:
+                    text = denial_message(call.name, tool.capability, self.config.permission_mode, headless=False)
+                    if decision.reason.strip():
+                        text += f" The user said: {decision.reason.strip()}"
+                    return ToolOutput(text=text, is_error=True)
+        if reply.finish_reason == "length" and not _is_json(call.arguments):
+            return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
+                                    "output token limit). Send a shorter call, e.g. split a large write into "
+                                    "several edits."), is_error=True)
+        if self.checkpoints is not None and tool is not None:  # save files before a change (undo)
+            warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
+            if warning:
+                emit(Notice(message=warning))
+        output = self.registry.execute(call, ctx)
+        if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
+            self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
+        return output
+
+    # ------------------------------------------------------------------------ external changes
+    def on_file_changed(self) -> list[str]:
+        """File-watcher callback (any thread): queue an external-change reminder for each file the
+        agent read whose on-disk state changed, and return those paths. Uses ``file_stamps``, so a
+        change is reported once, here or at the next tool result; does nothing while a tool runs
+        (the check after it covers that window, and the agent's own writes are not external)."""
+        with self.stamps_lock:
+            if self._in_tool:
+                return []
+            changed = self.file_stamps.changed()
+            for path in changed:
+                self.reminders.on_external_change(path)
+            return changed
+
+    @contextmanager
+    def _tool_window(self) -> Iterator[None]:
+        """Mark a tool call and its stamp check as running (``on_file_changed`` waits it out)."""
+        with self.stamps_lock:
+            self._in_tool = True
+        try:
+            yield
+        finally:
+            with self.stamps_lock:
+                self._in_tool = False
+
+    def _capability_refusal(self, name: str, tool) -> str:
+        """The error text for a call the turn's capability restriction forbids, else ``""``."""
+        options = self._turn_options
+        allowed = options.allowed_capabilities
+        mode_name = options.restricted_mode_name or self.config.restricted_mode_name
+        if allowed is None:
+            allowed = self.config.allowed_capabilities
+        if allowed is None or (tool is not None and tool.capability in allowed):
+            return ""
+        usable = ", ".join(t.name for t in self.registry.tools() if t.capability in allowed)
+        kinds = "/".join(sorted(c.value for c in allowed))
+        what = f"{name} ({tool.capability.value})" if tool is not None else repr(name)
+        return (f"Refused: {what} is not available in {mode_name}: only {kinds} tools run "
+                f"and nothing in the workspace may change. You may use: {usable}.")
+
+    def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
+             cancel: threading.Event) -> PermissionDecision | None:
+        preview = ""
+        try:
+            args = self.registry.parse_arguments(call)
+            preview = tool.preview(args, ctx)
+        except Exception:  # invalid arguments: the registry reports them after approval
+            preview = call.arguments
+        request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=call.parsed_arguments(),
+                                    capability=tool.capability.value, preview=preview)
+        emit(request)
+        waited_from = time.monotonic()
+        try:
+            while not cancel.is_set():
+                try:
+                    return request.reply.result(timeout=0.1)
+                except FutureTimeout:
+                    continue
+            request.reply.cancel()
+            return None
+        finally:
+            self._approval_wait_s += time.monotonic() - waited_from
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+        return True
+    except (json.JSONDecodeError, ValueError):
+        return False
+
+
+def _safe_id(call_id: str) -> str:
+    """Return ``call_id`` reduced to characters safe in a file name."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)[:64] or "call"
