@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from agent.config.settings import Settings  # noqa: E402
 from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage  # noqa: E402
 from agent.providers.scripted import ScriptedProvider  # noqa: E402
-from agent.runtime import build_session  # noqa: E402
+from agent.runtime.build import build_session  # noqa: E402
 
 try:  # the budget module may be missing on older trees: the benchmark still runs
     from agent.context.context_budget import ContextBudget  # noqa: E402

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.config.settings import Settings  # noqa: E402
 from agent.providers.base import StreamDelta  # noqa: E402
-from agent.runtime import build_session  # noqa: E402
+from agent.runtime.build import build_session  # noqa: E402
 
 
 def reply_text(size: int = 20_000, shape: str = "mixed") -> str:

@@ -24,7 +24,7 @@ from agent.permissions.rules import PermissionRules
 from agent.permissions.grants import SessionGrant
 from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import load_session
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import read_journal
 
 

@@ -19,7 +19,7 @@ from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import (
     SessionNotFoundError, find_session, latest_session, list_sessions, load_session, session_info,
 )
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import SessionJournal, read_journal, sessions_dir, tool_details_from_record
 from tui.cli import main
 

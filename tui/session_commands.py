@@ -142,7 +142,7 @@ def open_picker(app: "OpenCLIApp") -> None:
 async def resume_session(app: "OpenCLIApp", ref: str) -> bool:
     """Resume session ``ref`` (an id or a unique prefix) in place of the current one. Returns
     True on success; a problem (unknown id, locked by another instance) becomes a notice."""
-    from agent.runtime import build_session
+    from agent.runtime.build import build_session
 
     old = app.session
     try:

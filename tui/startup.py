@@ -51,7 +51,7 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
     from agent.config.loading import load_settings
     from agent.providers.scripted import ReplayError
     from agent.session.resume import SessionNotFoundError
-    from agent.runtime import build_session
+    from agent.runtime.build import build_session
     from agent.session.journal import SessionLockedError
 
     notices: list[str] = []

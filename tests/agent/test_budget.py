@@ -582,7 +582,7 @@ def test_scripted_sessions_count_like_the_real_model(tmp_path):
     in every request, is counted too."""
     from agent.config.settings import Settings
     from agent.providers.scripted import ScriptedProvider
-    from agent.runtime import build_session
+    from agent.runtime.build import build_session
 
     for model, tokenizer, margin, reasoning in ((GPT41, O200K, 1.0, False), (CLAUDE, CL100K, 1.25, False),
                                                  ("deepseek/deepseek-reasoner", CL100K, 1.25, True)):
@@ -611,7 +611,7 @@ def test_a_prepared_session_has_its_encoding_loaded(tmp_path):
     """The encoding loads while the session is prepared, not on the first request."""
     from agent.config.settings import Settings
     from agent.providers.scripted import ScriptedProvider
-    from agent.runtime import build_session
+    from agent.runtime.build import build_session
 
     tok_mod.clear_encoding_cache()
     session = build_session(tmp_path, Settings(model="gpt-4o"), provider=ScriptedProvider([]), interactive=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 from agent.session.checkpoints import BASH_NOTE, Checkpoints
 from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 
 CRLF = b"first line\r\nsecond line\r\n"
 LATIN1 = b"caf\xe9 = 1\n\xff\xfe raw\n"
@@ -143,7 +143,7 @@ def test_undo_never_overwrites_edits_made_after_the_turn(tmp_path):
 
     from agent.config.settings import Settings
     from agent.providers.scripted import ScriptedProvider
-    from agent.runtime import build_session
+    from agent.runtime.build import build_session
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -8,7 +8,7 @@ from agent.config.settings import Settings
 from agent.context.repair import pairing_ok
 from agent.events import CompactionDone, ErrorEvent
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 
 
 def _session(tmp_path, replies):

@@ -11,7 +11,7 @@ from agent.config.settings import Settings
 from agent.events import ReminderInjected, ToolCallFinished
 from agent.session.file_watch import FileWatcher, find_git_dir
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 
 
 class Calls:

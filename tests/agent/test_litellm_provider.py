@@ -104,7 +104,7 @@ def test_missing_api_key_is_a_fatal_auth_error(monkeypatch):
 def test_model_names_litellm_cannot_route_are_named(tmp_path):
     from agent.config.settings import Settings
     from agent.providers.model_info import model_name_problem
-    from agent.runtime import build_session
+    from agent.runtime.build import build_session
 
     for good in ("openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "ollama/qwen3", "openai/my-local-model",
                  "embedded/smollm2-135m"):

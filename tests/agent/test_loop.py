@@ -18,7 +18,7 @@ from agent.events import (
     ToolCallFinished, ToolCallStarted, TurnFinished,
 )
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import read_journal
 
 

@@ -12,7 +12,7 @@ from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.context.repair import pairing_ok
 from agent.events import CompactionDone, Notice
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import read_journal
 
 TASK = "Task: migrate the config loader in src/config.py from YAML to TOML, keep .yml working."

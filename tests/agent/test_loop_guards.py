@@ -10,7 +10,7 @@ from agent.config.settings import Settings
 from agent.context.repair import pairing_ok
 from agent.events import GuardTriggered, Notice, ReminderInjected, ToolCallFinished
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from tui.cli import main
 
 

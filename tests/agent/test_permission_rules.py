@@ -188,7 +188,7 @@ class TestLoop:
         from agent.config.settings import Settings
         from agent.events import ToolCallFinished
         from agent.providers.scripted import ScriptedProvider
-        from agent.runtime import build_session
+        from agent.runtime.build import build_session
 
         monkeypatch.setenv("OPENCLI_DATA_DIR", str(tmp_path / "data"))
         workspace = tmp_path / "ws"

@@ -15,7 +15,7 @@ import pytest
 from agent.config.settings import Settings
 from agent.events import ToolCallFinished
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.tools.base import Capability
 
 GOOD_PLAN = {

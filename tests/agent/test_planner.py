@@ -16,7 +16,7 @@ from agent.plan.prompts import execution_prompt
 from agent.plan.markdown import parse_markdown_plan
 from agent.plan.journal import plan_from_journal
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import read_journal
 from tui.cli import build_parser, main
 

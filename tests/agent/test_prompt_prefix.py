@@ -16,7 +16,7 @@ from agent.config.settings import Settings
 from agent.events import ContextUsage, ToolCallFinished, TurnFinished
 from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import load_session
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import read_journal
 from tui.cli import main
 

@@ -17,7 +17,7 @@ from agent.config.settings import Settings
 from agent.plan.model import Plan, PlanStep
 from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import SessionNotFoundError, find_session, latest_session, list_sessions, load_session
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import SessionJournal, SessionLockedError, read_journal, sessions_dir
 from tui.cli import main
 

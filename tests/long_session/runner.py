@@ -25,7 +25,7 @@ from agent.config.settings import Settings
 from agent.events import ToolCallFinished, TurnFinished
 from agent.providers.base import ModelRequest, StreamDelta
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 
 from .script import Script, Segment
 

@@ -17,7 +17,7 @@ import pytest
 
 from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from tui.app import OpenCLIApp
 
 

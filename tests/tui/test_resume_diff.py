@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import sessions_dir
 from tui.session_commands import resume_session
 from tui.widgets.diff_view import DiffView

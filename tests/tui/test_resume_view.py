@@ -11,7 +11,7 @@ from textual.widgets import OptionList
 
 from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from agent.session.journal import sessions_dir
 from tui.screens.plan_screen import PlanScreen
 from tui.screens.session_picker import SessionPickerScreen

@@ -11,7 +11,7 @@ from textual.widgets import OptionList
 
 from agent.config.settings import PermissionMode, Settings
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from tui.screens.permission import PermissionScreen
 from tui.screens.session_picker import SessionPickerScreen
 from tui.widgets.blocks import AssistantBlock, NoticeBlock, UserBlock

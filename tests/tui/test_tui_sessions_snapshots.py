@@ -11,7 +11,7 @@ import pytest
 
 from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from tui.session_commands import resume_session
 from tui.widgets.prompt_input import PromptInput
 
@@ -22,7 +22,7 @@ OLD_ID = "20260101-090000-aaaaaa"
 @pytest.fixture
 def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     ids = itertools.chain([OLD_ID], (f"20260101-10000{i}-bbbbbb" for i in itertools.count()))
-    monkeypatch.setattr("agent.runtime.new_session_id", lambda: next(ids))
+    monkeypatch.setattr("agent.runtime.session.new_session_id", lambda: next(ids))
 
 
 def test_resumed_session(fixed_ids, workspace, make_app, ui, snap_compare) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
-from agent.runtime import build_session
+from agent.runtime.build import build_session
 from tui.app import OpenCLIApp
 from tui.startup import SessionRequest, StartupError, open_session
 from tui.widgets.blocks import UserBlock, WelcomeBlock

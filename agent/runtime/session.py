@@ -1,0 +1,252 @@
+"""``AgentSession``: one conversation bound to a workspace, a model and a provider.
+
+``build_session`` (``build``) is cheap (no litellm import, and the loop, tools and git code are
+imported only by ``prepare()``) so the TUI can paint first; ``prepare()`` does the slow part
+(litellm import, model info, git snapshot, tool set) and is called by the TUI in a worker after
+the first paint, or implicitly by the first ``run_turn``. The session's other concerns live in
+mixins beside this module: building the agent and its prompt (``agent_builder``), permission and
+Plan/Act modes (``modes``), Plan mode delegation (``plan_mode``), undo and file watching
+(``watching``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..config.settings import Settings
+from ..providers.base import Provider
+from ..providers.model_info import ModelInfo
+from ..providers.scripted import ScriptedProvider
+from ..session.journal import SessionJournal, SystemPromptRecord, new_session_id, sessions_dir
+from .agent_builder import AgentBuilding
+from .modes import SessionModes
+from .plan_mode import PlanDelegation
+from .watching import SessionWatching
+
+if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
+    from ..events import Emit, TurnFinished
+    from ..git_context import GitSnapshot
+    from ..loop.agent import Agent
+    from ..plan.controller import PlanController
+    from ..session.checkpoints import Checkpoints
+    from ..session.file_watch import FileWatcher
+    from ..session.resume import LoadedSession
+
+
+def _with_plan_prompt_origin(messages: list, records: list[dict]) -> list:
+    """``messages`` with the plan-execution prompts of a journal written before user messages
+    carried their ``origin`` marked as such (``planner.plan_prompts_from_journal``)."""
+    from ..messages import UserMessage
+    from ..plan.journal import plan_prompts_from_journal
+
+    ids = plan_prompts_from_journal(records)
+    if not ids:
+        return list(messages)
+    return [m.model_copy(update={"origin": "plan_execution"})
+            if isinstance(m, UserMessage) and m.id in ids and m.origin == "user" else m for m in messages]
+
+
+EMBEDDED_NOTICE = ("Using the embedded SmolLM2-135M: a small local model for trying the app offline, with "
+                   "read-only tools and few steps. Real work wants a real model: set OPENAI_API_KEY, "
+                   "ANTHROPIC_API_KEY or GEMINI_API_KEY, or pass --model.")
+
+
+class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching):
+    """A conversation bound to a workspace, a model and a provider.
+
+    Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
+    path), ``interactive`` (may ask the user for permission), ``context_window`` (tokens, known
+    after ``prepare()``), ``model_info``, ``agent`` (the loop, after ``prepare()``), ``resumed``
+    (the ``LoadedSession`` this one continues, or ``None``).
+
+    Resuming (``resumed`` given, see ``build_session``): the session keeps the resumed id and
+    journal file (appending; ``journal`` must already be locked), and ``prepare()`` restores the
+    conversation and the active plan into the new ``Agent``. The model is ``model`` if given,
+    else the resumed session's, else the settings'.
+
+    One prompt prefix per session (DESIGN.md 3, 4): the system prompt is built once, journaled as
+    a ``system_prompt`` record (``session.SystemPromptRecord``) and reused verbatim while the
+    registered tool set is the same: by a resume (the journaled text, not a rebuild with a new git
+    snapshot; journals without the record are rebuilt as before and the record written then) and
+    by a model switch. A switch that changes the tool set (``think`` comes or goes with native
+    reasoning) builds and journals a new prompt (reason ``tools_changed``): the tools are part of
+    the prefix anyway. ``submit_plan`` and ``update_plan`` are always registered (not for the
+    embedded model's read-only set), so Plan and Act mode send the same prefix.
+    """
+
+    def __init__(self, workspace: Path, settings: Settings, provider: Provider, *,
+                 interactive: bool, model: str | None = None, resumed: "LoadedSession | None" = None,
+                 journal: SessionJournal | None = None, permission_mode_given: bool = False) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.settings = settings
+        self.provider = provider
+        self.interactive = interactive
+        self.resumed = resumed
+        self.model = model or (resumed.model if resumed else "") or settings.resolved_model()
+        self.session_id = resumed.session_id if resumed else new_session_id()
+        self._journal = journal  # one per session id, locked for the session's life
+        self._restore_pending = resumed is not None
+        #: Plan mode (True) or Act mode, as the UI last recorded it (restored on resume).
+        self.plan_mode = False
+        self._mode_notices: list[str] = []
+        #: The system prompt being sent and the tools it was built for (journaled).
+        self._system_prompt: SystemPromptRecord | None = resumed.system_prompt if resumed else None
+        if resumed is not None:
+            self._restore_modes(resumed.records, keep_permission_mode=permission_mode_given)
+        self._checkpoints: "Checkpoints | None" = None
+        self._watcher: "FileWatcher | None" = None
+        self.model_info: ModelInfo | None = None
+        self.agent: "Agent | None" = None
+        #: Git state at session start (frozen for the session so the prompt prefix stays stable).
+        self.git: "GitSnapshot | None" = None
+        self._plans: "PlanController | None" = None  # Plan mode state, created on first use
+        self._prepare_lock = threading.Lock()
+        self._permission_rules = None  # agent/permission_rules.PermissionRules, created on first use
+        self._dirty_at_start: set[str] | None = None  # git's changed paths when the session started
+
+    # ---------------------------------------------------------------------------------- facts
+    @property
+    def is_embedded(self) -> bool:
+        """True when the model is the embedded offline one."""
+        return self.model.startswith("embedded/")
+
+    @property
+    def context_window(self) -> int | None:
+        """The context window in tokens: ``settings.context_window`` if set, else litellm's."""
+        if self.settings.context_window:
+            return self.settings.context_window
+        return self.model_info.context_window if self.model_info else None
+
+    @property
+    def output_dir(self) -> Path:
+        """Folder for saved full tool outputs: ``<workspace>/.opencli/tmp/<session_id>``."""
+        return self.workspace / ".opencli" / "tmp" / self.session_id
+
+    @property
+    def journal_path(self) -> Path:
+        """The session's JSONL journal file (a resumed session keeps its file)."""
+        if self._journal is not None:
+            return self._journal.path
+        return sessions_dir(self.workspace) / f"{self.session_id}.jsonl"
+
+    # -------------------------------------------------------------------------------- prepare
+    def prepare(self) -> None:
+        """Load model info (imports litellm unless the provider is scripted) and build the loop.
+
+        Idempotent and thread-safe; slow the first time (seconds).
+        """
+        from ..git_context import dirty_paths, git_snapshot
+        from ..providers.model_info import lookup_model_info
+        from ..session.workspace import ensure_app_folder_excluded
+
+        with self._prepare_lock:
+            if self.agent is not None:
+                return
+            if isinstance(self.provider, ScriptedProvider) and not self.is_embedded:
+                info = scripted_info(self.model)
+            else:
+                info = lookup_model_info(self.model, embedded_context=self.settings.embedded.context_tokens)
+            if self.is_embedded:
+                self._configure_embedded()
+            self.model_info = info
+            if self.git is None:
+                ensure_app_folder_excluded(self.workspace)
+                self.git = git_snapshot(self.workspace)
+                self._dirty_at_start = self._git_baseline(dirty_paths)
+            self.agent = self._build_agent(info)
+            if self._restore_pending and self.resumed is not None:
+                self._restore_pending = False
+                self.agent.history = _with_plan_prompt_origin(self.resumed.messages, self.resumed.records)
+                if self.resumed.plan is not None:
+                    self.plans.plan = self.resumed.plan
+                compactions = [r for r in self.resumed.records if r.get("kind") == "compaction"]
+                if compactions:
+                    self.agent.compactor.restore(compactions[-1])
+
+
+    # --------------------------------------------------------------------------------- journal
+    @property
+    def journal(self) -> SessionJournal:
+        """The session's journal (one object per session id; locked on its first write)."""
+        if self._journal is None:
+            self._journal = SessionJournal(self.journal_path)
+        return self._journal
+
+
+    def close(self) -> None:
+        """End the session: stop watching, close the journal and release its lock."""
+        self.stop_watching()
+        if self._journal is not None:
+            self._journal.close()
+
+    # ---------------------------------------------------------------------------------- turns
+    def run_turn(self, prompt: str, emit: "Emit", cancel: threading.Event) -> "TurnFinished":
+        """Run one user turn (see ``Agent.run_turn``); prepares the session first if needed."""
+        self.prepare()
+        assert self.agent is not None
+        return self.plans.run_turn(self.agent, prompt, emit, cancel)
+
+    # ------------------------------------------------------------------------------ Plan mode
+
+
+    def startup_notices(self) -> list[str]:
+        """Notices to show when the session starts (e.g. the embedded model's limits, lines of a
+        resumed journal that were skipped)."""
+        notices = []
+        if self.resumed is not None:
+            count = len(self.resumed.messages)
+            notices.append(f"Resumed session {self.session_id} ({count} message{'' if count == 1 else 's'}).")
+            notices += self.resumed.warnings + self._mode_notices
+        if not self.is_embedded:
+            return notices
+        from ..providers.embedded.model import embedded_available
+
+        missing = embedded_available()
+        return notices + [EMBEDDED_NOTICE] + ([missing] if missing else [])
+
+    def set_model(self, name: str) -> None:
+        """Switch the model for the next turns, keeping the conversation: history, compacted
+        view, files read (``Agent.adopt_conversation``); tools and system prompt are rebuilt.
+
+        Raises ``ValueError`` (one line, nothing changed) when litellm cannot route ``name``
+        (``model_name_problem``); a scripted session accepts any name (nothing is sent)."""
+        if not isinstance(self.provider, ScriptedProvider):
+            from ..providers.model_info import model_name_problem
+
+            problem = model_name_problem(name)
+            if problem is not None:
+                raise ValueError(problem)
+        previous = self.agent
+        self.model = name
+        with self._prepare_lock:
+            self.agent = None
+            self.model_info = None
+        self.prepare()
+        assert self.agent is not None
+        if previous is not None:  # else prepare() built the first agent (a resumed history included)
+            self.agent.adopt_conversation(previous)
+
+    def clear(self) -> None:
+        """Start a new, empty conversation with a new session id (the old journal stays on disk)."""
+        with self._prepare_lock:
+            if self._journal is not None:
+                self._journal.close()
+            self._journal = None
+            self.session_id = new_session_id()
+            self.agent = None
+            self._plans = None
+            self.resumed = None
+            self._restore_pending = False
+            self._checkpoints = None
+            self._system_prompt = None  # a new session journals its own
+        if self.model_info is not None:
+            with self._prepare_lock:
+                self.agent = self._build_agent(self.model_info)
+
+
+def scripted_info(model: str) -> ModelInfo:
+    """Model facts for scripted runs without importing litellm: reasoning models by name."""
+    reasoning = any(key in model for key in ("o1", "o3", "o4", "deepseek-r", "reasoner", "claude-sonnet-4", "claude-opus-4"))
+    return ModelInfo(model, None, supports_reasoning=reasoning, supports_tools=True, known=False)
