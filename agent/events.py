@@ -198,7 +198,7 @@ class PermissionDecision(BaseModel):
 
     ``scope`` (for an allow): ``once`` (this call only), ``session_tool`` (every later call of this
     tool in the session) or ``session_prefix`` (later bash lines whose every command starts with
-    ``prefix``, see agent/permission_rules.py). Deny rules in the config still win.
+    ``prefix``, see ``permissions.rules``). Deny rules in the config still win.
     """
 
     allow: bool

@@ -19,17 +19,19 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.lazy import Lazy
 from textual.screen import Screen
 
-from .bridge import AgentEventMessage, AgentRunner, SessionOpened, SessionPrepared, TurnEnded
+from .app_actions import ActionsMixin
+from .app_session import SessionLifecycleMixin
+from .app_themes import ThemesMixin
+from .bridge import AgentEventMessage, AgentRunner, TurnEnded
 from .signals import TERMINATING_SIGNALS, end_running_commands, take_default_action
 from .theme_loader import (
-    DEFAULT_DARK, THEME_VARIABLE_DEFAULTS, THEMES_DIR, counterpart, first_frame_theme, load_themes,
+    THEMES_DIR,
 )
 from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
@@ -45,20 +47,17 @@ if TYPE_CHECKING:
 # Only what the first frame shows is imported above; the event handler, the conversation blocks
 # and the commands are imported where first used, after the first paint (benchmarks/first_paint.py).
 
-EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
 PLACEHOLDER = "Ask the agent to do something · Enter send · Shift+Enter / Ctrl+J new line · /help"
-#: Seconds within which a second Ctrl+C on an idle app quits.
-QUIT_WINDOW_S = 2.0
 
 
-class OpenCLIApp(App):
+class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
     """The opencli-tui cockpit for one ``AgentSession``.
 
-    Args: ``session`` (an open ``agent.runtime.AgentSession``) or ``start`` (a callable returning
+    Args: ``session`` (an open ``agent.runtime.session.AgentSession``) or ``start`` (a callable returning
     ``(session, notices)`` or raising ``tui.startup.StartupError``, run in a thread worker after
     the first paint; on that error the app exits with return code 2 and ``startup_error`` holds
     the line to print), ``notices`` (lines shown at start), ``theme_hint`` (the theme of the first
-    frame while the settings load: ``agent.config_files.peek_setting``), ``watch_themes`` (reload theme files live; tests turn it off), ``duration_format`` (seconds ->
+    frame while the settings load: ``agent.config.files.peek_setting``), ``watch_themes`` (reload theme files live; tests turn it off), ``duration_format`` (seconds ->
     text for tool blocks; snapshot tests freeze it), ``themes_dir`` (where theme files live),
     ``start_in_plan_mode`` (``--plan``: start in Plan mode; see ``plan_mode``).
     Raises ``ValueError`` when neither ``session`` nor ``start`` is given.
@@ -128,9 +127,6 @@ class OpenCLIApp(App):
         yield PromptInput(id="prompt", placeholder=PLACEHOLDER)
         yield StatusBar(id="status")
 
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        """Fallbacks for our CSS variables, so built-in Textual themes work too."""
-        return dict(THEME_VARIABLE_DEFAULTS)
 
     async def on_event(self, event) -> None:
         """Note user input (keys, mouse presses, pastes reach the app first) so the idle garbage
@@ -193,100 +189,6 @@ class OpenCLIApp(App):
             return
         self.exit(return_code=128 + signum)
 
-    def _open_session(self) -> None:
-        assert self._start is not None
-        start = self._start
-        self.run_worker(lambda: self._open_session_work(start), thread=True, name="open-session",
-                        group="open-session", exit_on_error=False)
-
-    def _open_session_work(self, start: Callable[[], tuple[Any, list[str]]]) -> None:
-        from .startup import StartupError
-
-        try:
-            session, notices = start()
-        except StartupError as exc:
-            self.call_from_thread(self._startup_failed, str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 - an unexpected fault still ends in one line
-            self.call_from_thread(self._startup_failed,
-                                  f"opencli-tui: error: could not start: {type(exc).__name__}: {exc}")
-            return
-        self.post_message(SessionOpened(session, notices))
-
-    def _startup_failed(self, line: str) -> None:
-        self.startup_error = line
-        self.exit(return_code=2)
-
-    async def on_session_opened(self, message: "SessionOpened") -> None:
-        """The start worker opened the session: bind it, then run what was typed meanwhile."""
-        if self.closing:  # quit, or the app is shutting down, while the session opened: let go
-            message.session.close()
-            return
-        self.session = message.session
-        self.runner.session = message.session
-        self.notices.extend(line for line in message.notices if line not in self.notices)
-        self.main_screen.query_one(StatusBar).activity = ""
-        wanted = str(getattr(self.session.settings, "theme", "") or "")
-        if wanted and wanted != self.theme and wanted in self.available_themes and not self._theme_toggled:
-            self.theme = wanted  # the validated settings disagree with the peek (rare)
-        if self.plan_mode.active:  # toggled on while starting, or --plan: journal it
-            self.plan_mode.set_active(True)
-        await self._bind_session()
-        early, self._early_prompts = self._early_prompts, []
-        for text in early:
-            await self.handle_input(text)
-
-    async def _bind_session(self) -> None:
-        """Show what depends on the session: model and modes in the status bar, the welcome
-        block, start-up notices, a resumed conversation; then start ``session.prepare()``."""
-        from .event_handler import EventHandler
-        from .widgets.blocks import NoticeBlock, WelcomeBlock
-
-        conversation = self.main_screen.query_one(Conversation)
-        status = self.main_screen.query_one(StatusBar)
-        self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,
-                                    sidebar=self.main_screen.query_one(Sidebar))
-        status.model = self.session.model
-        status.embedded = self.is_embedded
-        status.permission_mode = _mode_text(getattr(self.session.settings, "permission_mode", "ask"))
-        if getattr(self.session, "plan_mode", False) and not self.plan_mode.active:  # a resumed session
-            self.plan_mode.set_active(True)
-        status.mode = self.plan_mode.mode
-        workspace = getattr(self.session, "workspace", None)
-        if workspace is not None:  # Up/Down reach prompts of earlier sessions of this project
-            from .prompt_history_store import load_history
-
-            history = self.main_screen.query_one(PromptInput).prompt_history
-            history.entries[:0] = load_history(Path(workspace), history.limit)
-            del history.entries[: -history.limit]
-        if getattr(self.session, "resumed", None) is not None:  # --continue / --resume ID
-            from .session_commands import show_resumed_at_start
-
-            # Draws the welcome block, the resumed conversation and the notices itself.
-            await show_resumed_at_start(self)
-        else:
-            await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
-            for line in self._startup_notices():
-                await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
-        self.call_after_refresh(self.runner.prepare)
-        if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id
-            from .session_commands import open_picker
-
-            self.call_after_refresh(open_picker, self)
-
-    def _focus_prompt_on_return(self, screen: Screen) -> None:
-        """Back on the main screen after a viewer, help or other screen closed: focus the prompt
-        (typing must not go to a tool block), unless a stop panel is waiting for its answer."""
-        from .widgets.stop_panel import StopPanel
-
-        if screen is not self.main_screen or len(self.screen_stack) != 1:
-            return
-        focused = screen.focused
-        if focused is not None and any(isinstance(n, StopPanel) for n in (focused, *focused.ancestors)):
-            return
-        prompt = screen.query_one(PromptInput)
-        if prompt.focusable:
-            prompt.focus()
 
     @property
     def main_screen(self) -> Screen:
@@ -298,97 +200,6 @@ class OpenCLIApp(App):
         """True when the session runs the embedded offline model (False while it opens)."""
         return self.session is not None and str(self.session.model).startswith("embedded/")
 
-    def _startup_notices(self) -> list[str]:
-        lines = list(self.notices)
-        extra = getattr(self.session, "startup_notices", None)
-        if callable(extra):
-            lines += [line for line in extra() if line not in lines]
-        if self.is_embedded and not any("small local model" in line.lower() for line in lines):
-            lines.append(EMBEDDED_LINE)
-        return lines
-
-    # -- themes --------------------------------------------------------------------------------
-    def _choose_first_theme(self, wanted: Any) -> None:
-        """Set the theme of the first frame, from ``__init__``. Theme files are read by the quick
-        check of ``first_frame_theme``; ``_load_themes`` validates them after the paint."""
-        wanted = str(wanted or DEFAULT_DARK)
-        self._wanted_theme = wanted
-        if wanted in self.available_themes:  # a built-in Textual theme
-            self._set_theme_before_run(wanted)
-            return
-        for name in dict.fromkeys((wanted, DEFAULT_DARK)):
-            theme = first_frame_theme(name, self.themes_dir)
-            if theme is not None:
-                self.register_theme(theme)
-                self._first_frame_theme = theme.name
-                self._set_theme_before_run(theme.name)
-                return
-        self._set_theme_before_run("textual-dark")
-
-    def _set_theme_before_run(self, name: str) -> None:
-        """Make ``name`` (a registered theme) current before the app runs.
-
-        Assigning ``self.theme`` would call Textual's theme watcher, which queues a full CSS
-        re-parse; queued before the first parse, it repeats that parse (~20 ms) right after it,
-        with the same result. So the value is set without the watcher, and what the watcher
-        does besides (textual 8.2.8, pinned): the theme and dark/light classes, the ANSI filter,
-        and the CSS variables the first parse will use."""
-        self.set_reactive(OpenCLIApp.theme, name)
-        self.stylesheet.set_variables(self.get_css_variables())
-        dark = self.current_theme.dark
-        classes = {cls: False for cls in self.classes if cls.startswith("-theme-")}
-        self.update_classes({**classes, f"-theme-{name}": True, "-dark-mode": dark, "-light-mode": not dark},
-                            update=False)
-        self._refresh_truecolor_filter(self.ansi_theme)
-
-    def _load_themes(self) -> None:
-        """Load and validate every theme file, register the good ones and report the bad ones.
-
-        Runs after the first paint and again whenever a theme file changes. The first run also
-        settles the theme: the wanted one when valid, else our default with a notice."""
-        themes, problems = load_themes(self.themes_dir)
-        for theme in themes:
-            self.register_theme(theme)
-        for problem in problems:
-            self.notify(problem, title="Theme file skipped", severity="warning", timeout=8)
-        wanted, self._wanted_theme = self._wanted_theme, None
-        if wanted is None:  # a reload: show the changed colours
-            self.refresh_css(animate=False)
-            return
-        valid = {theme.name for theme in themes}
-        quick, self._first_frame_theme = self._first_frame_theme, None
-        rejected = quick is not None and quick not in valid  # reported among the problems
-        fallback = DEFAULT_DARK if DEFAULT_DARK in valid else "textual-dark"
-        if wanted not in self.available_themes or (rejected and wanted == quick):
-            if not rejected:
-                self.notify(f"Unknown theme {wanted!r}; using {fallback}.", severity="warning")
-            self.theme = fallback
-        elif self.theme != wanted:
-            self.theme = wanted
-        if rejected:
-            self.unregister_theme(quick)
-
-    @work(exclusive=True, group="theme-watch")
-    async def watch_theme_files(self) -> None:
-        """Reload the theme files whenever one changes (runs until the app exits)."""
-        try:
-            from watchfiles import awatch
-        except ImportError:  # optional nicety
-            return
-        if not self.themes_dir.is_dir():
-            return
-        async for _changes in awatch(self.themes_dir, debounce=200, recursive=False):
-            self._load_themes()
-
-    def action_toggle_theme(self) -> None:
-        """Switch between the dark and the light theme."""
-        if self._wanted_theme is not None:  # pressed before the theme files were validated
-            self._load_themes()
-        self._theme_toggled = True  # the user's choice now; the settings no longer override it
-        other = counterpart(self.theme, self.current_theme.dark)
-        if other not in self.available_themes:
-            other = "textual-light" if self.current_theme.dark else "textual-dark"
-        self.theme = other
 
     # -- prompt --------------------------------------------------------------------------------
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
@@ -396,7 +207,8 @@ class OpenCLIApp(App):
 
     async def handle_input(self, text: str) -> None:
         """Run what the user entered: a slash command, a Plan-mode task or a prompt."""
-        from .commands import parse_command, run_command, unescape_prompt
+        from .command_table import parse_command, unescape_prompt
+        from .commands import run_command
 
         if self.session is None:  # still opening (a fraction of a second): run it once open
             self._early_prompts.append(text)
@@ -438,19 +250,6 @@ class OpenCLIApp(App):
             return
         await self.main_screen.query_one(Conversation).add(NoticeBlock(message, kind=kind))
 
-    # -- scrolling the conversation from the keyboard -----------------------------------------
-    def action_scroll_conversation(self, pages: int) -> None:
-        """PageUp / PageDown: scroll the conversation by a screen, wherever the focus is on the
-        main screen (the prompt included)."""
-        self.main_screen.query_one(Conversation).page(pages)
-
-    def action_conversation_start(self) -> None:
-        """Ctrl+Home: the first block of the conversation."""
-        self.main_screen.query_one(Conversation).to_start()
-
-    def action_conversation_end(self) -> None:
-        """Ctrl+End: the end of the conversation, following new content again."""
-        self.main_screen.query_one(Conversation).follow()
 
     # -- agent messages ------------------------------------------------------------------------
     @property
@@ -491,105 +290,6 @@ class OpenCLIApp(App):
         if message.prompt:
             await self.send_prompt(message.prompt)
 
-    def on_session_prepared(self, message: SessionPrepared) -> None:
-        if self.closing:
-            return
-        status = self.main_screen.query_one(StatusBar)
-        status.model = self.session.model
-        status.context_window = message.context_window
-        status.prepared = True
-        self.main_screen.query_one(Sidebar).set_git(getattr(self.session, "git", None))
-        from .session_commands import start_watching
-
-        start_watching(self)  # external changes and git state refresh the sidebar
-        if message.error:
-            self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
-
-    # -- commands used by commands.py ---------------------------------------------------------
-    async def new_conversation(self) -> None:
-        """Start a new conversation: clear the pane and the session (in a worker)."""
-        assert self.handler is not None
-        await self.main_screen.query_one(Conversation).clear_blocks()
-        self.handler.reset()
-        self.queued.clear()
-        status = self.main_screen.query_one(StatusBar)
-        status.used_tokens = None
-        self.runner.run_session_op(self.session.clear)
-        await self.show_notice("New conversation.")
-
-    async def switch_model(self, name: str) -> None:
-        """Switch the session's model in a worker (it checks the name and loads model info), then
-        say so; a name litellm cannot route is refused with its reason and nothing changes."""
-        status = self.main_screen.query_one(StatusBar)
-        status.prepared = False
-
-        def switch() -> None:
-            try:
-                self.session.set_model(name)
-            except ValueError as exc:
-                self.call_from_thread(self.show_notice, f"Model not switched: {exc}", "warning")
-                return
-            self.call_from_thread(self._model_switched, name)
-
-        self.runner.run_session_op(switch)
-
-    async def _model_switched(self, name: str) -> None:
-        status = self.main_screen.query_one(StatusBar)
-        status.model = name
-        status.embedded = name.startswith("embedded/")
-        status.used_tokens = None
-        await self.show_notice(f"Model switched to {name}.")
-
-    # -- actions -------------------------------------------------------------------------------
-    def action_help(self) -> None:
-        """Show the help screen."""
-        from .commands import command_rows
-        from .screens.help import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(command_rows()))
-
-    def _session_ready(self) -> bool:
-        """True once the session is open; before that (a fraction of a second after start)
-        keys that need it say so and do nothing."""
-        if self.session is None:
-            self.notify("Still starting: one moment.", timeout=2)
-            return False
-        return True
-
-    def action_context_breakdown(self) -> None:
-        """F2: show what fills the context window (tui/context_ui.py)."""
-        if not self._session_ready():
-            return
-        from .context_ui import open_breakdown
-
-        open_breakdown(self)
-
-    async def action_cancel_turn(self) -> None:
-        """Esc: cancel the running turn (a second Esc while it stops just says so)."""
-        if self.runner.cancelling:
-            self.notify("Still stopping the current step... (Ctrl+Q quits)", timeout=3)
-        elif self.runner.cancel():
-            self.main_screen.query_one(StatusBar).activity = "cancelling..."
-
-    async def action_interrupt(self) -> None:
-        """Ctrl+C: cancel a running turn; copy a selection; clear the prompt; twice quits."""
-        prompt = self.main_screen.query_one(PromptInput)
-        if self.runner.running and not self.runner.cancelling:
-            await self.action_cancel_turn()
-            return
-        if self.focused is prompt and prompt.selected_text:
-            prompt.action_copy()
-            return
-        if self.focused is prompt and prompt.text:
-            prompt.clear()
-            return
-        now = time.monotonic()
-        if now - self._last_ctrl_c < QUIT_WINDOW_S:
-            await self.action_quit()
-            return
-        self._last_ctrl_c = now
-        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW_S)
 
     def on_unmount(self) -> None:
         # Thread workers cannot be killed: stop the turn so the process can exit promptly.
@@ -598,13 +298,6 @@ class OpenCLIApp(App):
 
         stop_watching(self)
 
-    def action_cycle_permission_mode(self) -> None:
-        """Ctrl+R: next permission mode (ask, auto-edit, full-auto, read-only), effective at once."""
-        if not self._session_ready():
-            return
-        from .session_commands import cycle_permission_mode
-
-        cycle_permission_mode(self)
 
     def on_watch_event(self, message: Any) -> None:
         """The file watcher saw a change (tui/session_commands.WatchEvent): refresh the sidebar."""
@@ -617,38 +310,9 @@ class OpenCLIApp(App):
         self.runner.cancel()
         self.exit()
 
-    def action_toggle_plan_mode(self) -> None:
-        """Shift+Tab: switch Plan / Act mode (on another screen: focus the previous widget)."""
-        if self.screen is not self.main_screen:
-            self.screen.focus_previous()
-            return
-        self.plan_mode.toggle()
-
-    def action_hide_plan_hint(self) -> None:
-        """Ctrl+G: hide the suggestion to use Plan mode."""
-        self.plan_mode.hide_hint()
-
-    def action_toggle_sidebar(self) -> None:
-        """Show or hide the sidebar (not yet there in the first instant: nothing to do)."""
-        for sidebar in self.main_screen.query(Sidebar):
-            sidebar.toggle()
-
-    def action_toggle_last_tool(self) -> None:
-        """Expand or collapse the most recent tool block."""
-        from .widgets.tool_block import ToolBlock
-
-        blocks = self.main_screen.query(ToolBlock)
-        if blocks:
-            last = blocks.last()
-            last.expanded = not last.expanded
-            if last.expanded:
-                self.main_screen.query_one(Conversation).scroll_to_widget(last, animate=False)
-
 
 def _breakpoint_class(width: int) -> str:
     """The ``HORIZONTAL_BREAKPOINTS`` class for a screen ``width`` columns wide (as Textual picks it)."""
     return max((point for point in OpenCLIApp.HORIZONTAL_BREAKPOINTS if width >= point[0]), default=(0, ""))[1]
 
 
-def _mode_text(mode: Any) -> str:
-    return str(getattr(mode, "value", mode))

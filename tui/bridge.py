@@ -39,7 +39,7 @@ def _denied_by_cancel() -> Any:
 
     return PermissionDecision(allow=False, reason="cancelled by the user")
 
-#: Seconds between two flushes of buffered deltas (the brief says 30-50 ms).
+#: Seconds between two flushes of buffered deltas (30-50 ms, DESIGN.md 2).
 FLUSH_INTERVAL_S = 0.04
 
 

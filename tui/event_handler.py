@@ -23,7 +23,8 @@ from .widgets.blocks import (
 from .widgets.conversation import Conversation
 from .widgets.diff_view import diff_stats
 from .widgets.sidebar import Sidebar
-from .widgets.status_bar import StatusBar, format_tokens
+from .widgets.status_bar import StatusBar
+from .widgets.token_count import format_tokens
 from .widgets.think_block import ThinkBlock
 from .widgets.tool_block import ToolBlock
 

@@ -178,7 +178,7 @@ class TextPrinter:
 def run_headless(session, task: str, *, output_format: str = "text", notices: list[str] | None = None,
                  out: TextIO | None = None, err: TextIO | None = None, plan: bool = False,
                  execute_plan: bool = False) -> int:
-    """Run ``task`` in ``session`` (an ``agent.runtime.AgentSession`` built non-interactive) and
+    """Run ``task`` in ``session`` (an ``agent.runtime.session.AgentSession`` built non-interactive) and
     return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130). A non-zero exit
     puts exactly one reason line on stderr (``opencli-tui: error: ...``, ``opencli-tui: stopped:
     ...``), in text and json modes alike.

@@ -1,6 +1,6 @@
 """Plan mode in the TUI: the Plan/Act toggle, the planning pass, approval and execution.
 
-``PlanModeController`` (``app.plan_mode``) holds the mode and drives the three steps of issue 4:
+``PlanModeController`` (``app.plan_mode``) holds the mode and drives the three steps of Plan mode:
 
 1. In Plan mode (Shift+Tab toggles it; ``--plan`` starts in it) Enter on a prompt, or ``/plan
    TASK`` from either mode, runs ``session.plan_turn`` in the runner's thread worker; its events

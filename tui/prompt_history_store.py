@@ -1,9 +1,9 @@
 """Prompt history kept across sessions, per project, as shells and other coding agents do.
 
-File: ``<user data dir>/history/<project key>.jsonl`` (``agent.config_files.user_data_dir``,
-``agent.session.project_key``), one ``{"text": ..., "time": ...}`` object per line, created
+File: ``<user data dir>/history/<project key>.jsonl`` (``agent.config.files.user_data_dir``,
+``agent.session.journal.project_key``), one ``{"text": ..., "time": ...}`` object per line, created
 0600 in a 0700 folder; secret values from the environment are redacted as in session journals
-(``agent.session.redact``). Only the newest ``LIMIT`` prompts are read; the file is rewritten to
+(``agent.session.journal.redact``). Only the newest ``LIMIT`` prompts are read; the file is rewritten to
 that length when it grows past twice as many. A missing, unreadable or torn file loses nothing
 but the lines that cannot be read.
 """

@@ -16,7 +16,7 @@ The app hooks in with a few lines (tui/app.py, tui/commands.py); everything else
   that started an approved plan is shown as the live "Plan approved: ..." line, not as a user
   prompt (``LoadedSession.plan_prompts``). The "Resumed session" line is shown once.
 - The ``/resume`` picker lists the project's other sessions that have a conversation (empty
-  launches are left out by ``agent.resume.list_sessions``).
+  launches are left out by ``agent.session.resume.list_sessions``).
 - ``start_watching(app)`` / ``stop_watching(app)``: ``session.start_watching`` with callbacks that
   post ``WatchEvent`` to the app from the watcher thread (a new git snapshot for the sidebar, and
   the external-change paths). The runtime calls back only with files that really changed outside

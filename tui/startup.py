@@ -44,7 +44,7 @@ class SessionRequest:
 def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
     """Load the settings and build the session for ``request``.
 
-    Returns ``(session, notices)``: an ``agent.runtime.AgentSession`` (holding the journal lock
+    Returns ``(session, notices)``: an ``agent.runtime.session.AgentSession`` (holding the journal lock
     until ``close()``) and the notices from loading the settings (unknown keys, ignored project
     keys), one line each. Raises ``StartupError`` with one line for every expected failure."""
     from agent.config.settings import ConfigError

@@ -317,7 +317,7 @@ def _env_parse_error(exc: SettingsError) -> ConfigError:
 
 def _check_reminder_rules(settings: Settings, sources: _Sources) -> None:
     """Raise ``ConfigError`` when ``[reminders] rules`` is not a valid rule list."""
-    from ..loop.reminders import rules_from_config
+    from .reminder_rules import rules_from_config
 
     try:
         rules_from_config(settings.reminders.rules)

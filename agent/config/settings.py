@@ -81,7 +81,7 @@ class ReminderSettings(BaseModel):
 
 
 class PermissionRuleSettings(BaseModel):
-    """The ``[permissions]`` section: rules applied before asking (agent/permission_rules.py).
+    """The ``[permissions]`` section: rules applied before asking (``agent.permissions.rules``).
 
     A rule is a bash command prefix in words (``pytest``, ``git status``) or a tool
     (``tool:edit``; for tools other than bash the bare name works too). Deny beats allow; a bash

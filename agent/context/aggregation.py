@@ -11,7 +11,7 @@ it.
 
 A run is replaced by its first step (the intent), its last step and a notice appended to the
 first kept tool result: how many steps were elided, which tools, files and commands they used,
-the final outcome with its test counts (the last test run's result when there is one, case C20:
+the final outcome with its test counts (the last test run's result when there is one:
 a later "4 passed" wins over earlier failures; else the last command's), the text of the last
 error that is still current, and the final change of each touched file (a compact diff of the
 last edit, or the size of the last write). The notice is built by code, so no summariser can get

@@ -11,10 +11,10 @@ whose thinking was changed.
 Rules for the text (``strip_think_tags``):
 
 - only genuine tags count: a tag inside an inline code span (`` `<think>` ``) or a fenced code block
-  is text and stays (case C19);
+  is text and stays;
 - a closed block is removed together with the whitespace right after it;
-- an unclosed ``<think>`` loses only the tag: the text after it is kept as the answer (case C18:
-  models such as Qwen open a tag and never close it, and the answer follows);
+- an unclosed ``<think>`` loses only the tag: the text after it is kept as the answer
+  (models such as Qwen open a tag and never close it, and the answer follows);
 - a closing tag with no opening one at the start of the text (templates that put ``<think>`` in
   the prompt) removes the text before it, unless nothing would be left; elsewhere only the tag goes;
 - the result is never empty: a message that held only reasoning becomes ``REASONING_PLACEHOLDER``

@@ -97,7 +97,7 @@ class Agent(ToolCallsMixin):
         self._turn_options = TurnOptions()
         self.budget = ContextBudget(model, include_reasoning=config.send_reasoning_back)  # counted as sent
         self._sent_count = 0
-        # --- context compaction: the view the model sees (agent/context/compactor.py) ---
+        # --- context compaction: the view the model sees (``loop.compactor``) ---
         self.compactor = Compactor(self)
         self._sent_view: list[Message] = []
 
@@ -157,7 +157,7 @@ class Agent(ToolCallsMixin):
         ``message_id`` (optional) is the id of the turn's user message, so a record journaled
         before the turn can name it (the planner's ``approved`` record); a new id otherwise.
         ``mode`` (optional) is the mode message sent at the start of that user message (Plan/Act,
-        agent/planner.py). ``origin``: who wrote the prompt (``plan_execution`` for the planner's
+        ``agent.plan``). ``origin``: who wrote the prompt (``plan_execution`` for the planner's
         instruction to carry out a plan: compaction pins the plan, not that message). Never raises
         for model or tool failures: they become events and a stop reason.
         """

@@ -31,15 +31,15 @@ class LoopConfig:
     max_tokens: int | None = None
     send_reasoning_back: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    #: Plan mode (agent/planner.py): when set, only tools with these capabilities run; any other
+    #: Plan mode (``agent.plan``): when set, only tools with these capabilities run; any other
     #: call (a registered tool of another capability, or an unknown name) gets an error result
     #: listing what may be used. Every tool is still offered (one tool list for the session).
     #: ``restricted_mode_name`` names the mode in that message.
     allowed_capabilities: frozenset[Capability] | None = None
     restricted_mode_name: str = "this mode"
-    #: The ``[compaction]`` settings (agent/context/compactor.py): mode, threshold, keep_last...
+    #: The ``[compaction]`` settings (``loop.compactor``): mode, threshold, keep_last...
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
-    #: Allow/deny rules and "allow for this session" answers (agent/permission_rules.py); None = none.
+    #: Allow/deny rules and "allow for this session" answers (``permissions.rules``); None = none.
     permission_rules: Any = None
 
 

@@ -1,4 +1,4 @@
-"""Stuck-loop detection (DESIGN.md 4 "stuck loop", issue 3 "Stuck-loop detection").
+"""Stuck-loop detection (DESIGN.md 4 "stuck loop").
 
 ``LoopGuard`` watches the sequence of executed tool calls in one user turn. The loop asks
 ``check()`` before running a call and reports the outcome with ``record()`` after. Calls are

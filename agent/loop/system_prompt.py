@@ -3,7 +3,7 @@
 Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace root (the
 convention of Codex / Claude Code). The ``think`` tool is mentioned only when it is registered.
 The prompt is the same in Plan and Act mode (a session builds it once and journals it, see
-agent/runtime.py): when the plan tools are registered it says that a ``<mode>`` block at the
+agent/runtime/agent_builder.py): when the plan tools are registered it says that a ``<mode>`` block at the
 start of a user message states the mode (``MODES_NOTE``), and the mode's rules come there.
 """
 

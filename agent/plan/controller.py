@@ -86,7 +86,7 @@ class PlanController:
 
     def tools(self) -> list["Tool"]:
         """New ``submit_plan`` and ``update_plan`` tools bound to this controller (both read
-        capability; see agent/tools/plan_tools.py)."""
+        capability; see ``plan.tools``)."""
         from .tools import SubmitPlanTool, UpdatePlanTool
 
         return [SubmitPlanTool(self.submit), UpdatePlanTool(self)]

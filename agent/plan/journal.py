@@ -28,7 +28,7 @@ def record_plan(agent: "Agent", event: str, plan: Plan | None, *, message_id: st
 
 
 def plan_from_journal(records: Iterable[dict[str, Any]]) -> Plan | None:
-    """Return the active plan recorded in a session journal (``session.read_journal`` records):
+    """Return the active plan recorded in a session journal (``session.journal.read_journal`` records):
     the last approved/updated plan, or ``None`` when there is none, it was discarded, or the last
     plan record is only a proposal. Invalid plan records are skipped."""
     active: Plan | None = None
@@ -48,7 +48,7 @@ def plan_from_journal(records: Iterable[dict[str, Any]]) -> Plan | None:
 
 def plan_prompts_from_journal(records: Iterable[dict[str, Any]]) -> dict[str, Plan]:
     """Return ``{user message id: approved Plan}`` for the user messages of a journal (records as
-    ``session.read_journal`` yields them) that are the instruction to carry out an approved plan.
+    ``session.journal.read_journal`` yields them) that are the instruction to carry out an approved plan.
 
     Recognised by the journal, not by the text: an ``approved`` plan record names the message in
     its ``message_id``; an older record without that field claims the next message record when

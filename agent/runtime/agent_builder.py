@@ -33,7 +33,8 @@ class AgentBuilding:
         from ..git_context import render_snapshot
         from ..loop.agent import Agent
         from ..loop.config import LoopConfig
-        from ..loop.reminders import ReminderEngine, rules_from_config, system_prompt_rules
+        from ..loop.reminders import ReminderEngine
+        from ..config.reminder_rules import rules_from_config, system_prompt_rules
         from ..loop.retry import RetryPolicy
         from ..loop.system_prompt import build_system_prompt
         from ..tools.registry import ToolRegistry, default_tools

@@ -15,7 +15,7 @@ class SessionModes:
     @property
     def permission_rules(self):
         """The ``[permissions]`` allow/deny rules plus this session's "allow for this session"
-        answers (agent/permission_rules.PermissionRules); kept when the model changes. Rules come
+        answers (``permissions.rules.PermissionRules``); kept when the model changes. Rules come
         from this run's settings; a resumed session adds back its journaled answers (never its
         old rules or mode), and each new answer is journaled as a ``permission_grant`` record."""
         if self._permission_rules is None:

@@ -18,7 +18,7 @@ class PlanDelegation:
 
     @property
     def plans(self) -> "PlanController":
-        """Plan mode state of this conversation: ``proposed`` and approved ``plan`` (agent/planner.py)."""
+        """Plan mode state of this conversation: ``proposed`` and approved ``plan`` (``plan.controller``)."""
         if self._plans is None:
             from ..plan.controller import PlanController
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the T
 
 def _with_plan_prompt_origin(messages: list, records: list[dict]) -> list:
     """``messages`` with the plan-execution prompts of a journal written before user messages
-    carried their ``origin`` marked as such (``planner.plan_prompts_from_journal``)."""
+    carried their ``origin`` marked as such (``plan.journal.plan_prompts_from_journal``)."""
     from ..messages import UserMessage
     from ..plan.journal import plan_prompts_from_journal
 
@@ -103,7 +103,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         self.git: "GitSnapshot | None" = None
         self._plans: "PlanController | None" = None  # Plan mode state, created on first use
         self._prepare_lock = threading.Lock()
-        self._permission_rules = None  # agent/permission_rules.PermissionRules, created on first use
+        self._permission_rules = None  # permissions.rules.PermissionRules, created on first use
         self._dirty_at_start: set[str] | None = None  # git's changed paths when the session started
 
     # ---------------------------------------------------------------------------------- facts

@@ -17,7 +17,7 @@ class SessionWatching:
 
     @property
     def checkpoints(self) -> "Checkpoints":
-        """Per-turn file checkpoints of this session (agent/checkpoints.py)."""
+        """Per-turn file checkpoints of this session (``session.checkpoints``)."""
         if self._checkpoints is None:
             from ..session.checkpoints import Checkpoints
 
@@ -36,7 +36,7 @@ class SessionWatching:
     def start_watching(self, on_files_changed: "Callable[[list[str]], None] | None" = None,
                        on_git_changed: "Callable[[], None] | None" = None) -> None:
         """Watch the files the agent has read and the git index/HEAD in a daemon thread
-        (agent/file_watch.py). A change of a read file queues an external-change reminder for the
+        (``session.file_watch``). A change of a read file queues an external-change reminder for the
         next tool result, then ``on_files_changed(paths)`` is called with those files only
         (watcher thread; paths as the agent read them); a git index/HEAD change calls ``on_git_changed()``. Idempotent; prepares first."""
         from ..session.file_watch import FileWatcher, find_git_dir, stamped_paths

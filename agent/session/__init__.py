@@ -1,1 +1,2 @@
-"""agent.session."""
+"""A session on disk: the journal, resume, per-turn checkpoints (undo), the file watcher and the
+app's folder in the workspace."""

@@ -1,4 +1,4 @@
-"""Per-turn file checkpoints and undo (issue 6 "Undo").
+"""Per-turn file checkpoints and undo.
 
 Before a turn's first change to a file (a mutating tool call with a ``path`` argument), the file's
 current bytes and permission bits, or the fact that it did not exist, are saved under

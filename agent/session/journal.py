@@ -12,7 +12,7 @@ and ``compaction`` records. Two optional kinds, which older journals lack (reade
   the reminders appended to this result, in order, as the live ``ReminderInjected`` events
   carried them; older journals lack it); written only when one of them is set
   (``tool_details_record``);
-- ``permission_grant``: an "allow for this session" answer (agent/permission_rules.SessionGrant:
+- ``permission_grant``: an "allow for this session" answer (``permissions.grants.SessionGrant``:
   ``scope``, ``tool``, ``prefix``), restored on resume;
 - ``system_prompt``: the exact system prompt the session sends (``SystemPromptRecord``), written
   when the session starts and again only when it legitimately changes (the tool set changed with

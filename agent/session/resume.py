@@ -1,6 +1,6 @@
 """Finding and loading saved sessions (``--continue``, ``--resume [ID]``, the session picker).
 
-A session is its journal ``<sessions_dir(project)>/<id>.jsonl`` (agent/session.py). Listing reads
+A session is its journal ``<sessions_dir(project)>/<id>.jsonl`` (``session.journal``). Listing reads
 each journal once as bytes and parses only the few lines it needs (``session`` records and the
 first user message), so it stays cheap for long sessions. Loading parses every record with
 ``read_journal``: torn or invalid lines are skipped with a warning, never fatal.
@@ -69,7 +69,7 @@ class LoadedSession:
     well-formed ones only; ``[]`` for journals written before grants were journaled) and
     ``tool_details`` (``{tool result message id: details}``, see ``details_for``) and
     ``plan_prompts`` (``{user message id: approved Plan}``: the user messages that are the
-    instruction to carry out an approved plan, ``planner.plan_prompts_from_journal``; a UI shows
+    instruction to carry out an approved plan, ``plan.journal.plan_prompts_from_journal``; a UI shows
     them as the short "Plan approved" line rather than the instruction text) and ``system_prompt``
     (the last well-formed ``system_prompt`` record: the prompt the session was sending, reused
     verbatim on resume; ``None`` for journals written before the record existed)."""
@@ -89,7 +89,7 @@ class LoadedSession:
     def details_for(self, message: "Message") -> dict[str, Any]:
         """What the UI showed of the tool result ``message`` besides its text: a dict with any of
         ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` (a list
-        of reminder texts appended to the result; agent/session.py ``tool_details``); ``{}`` when
+        of reminder texts appended to the result; ``session.journal`` ``tool_details``); ``{}`` when
         the journal has none (other messages, older journals)."""
         return dict(self.tool_details.get(getattr(message, "id", ""), {}))
 

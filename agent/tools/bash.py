@@ -3,7 +3,7 @@
 A command runs as ``bash -c COMMAND`` in a new session (so in its own process group), with stdin
 from ``/dev/null``, stdout and stderr merged into one pipe, and the workspace as working folder.
 The pipe is read incrementally, straight into the reusable buffers of a ``BoundedOutput``
-(agent/context/truncation.py), so memory stays flat however much it prints, while a background
+(``context.truncation.bounded``), so memory stays flat however much it prints, while a background
 thread writes the full output to its file. On cancel (``ctx.cancel``) or timeout the whole process
 group gets SIGTERM, then SIGKILL after 2 s: children and grandchildren die with it (DESIGN.md 6).
 

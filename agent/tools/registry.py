@@ -2,7 +2,7 @@
 
 Every way a model can get a call wrong (unknown name, arguments that are not JSON, empty, the
 wrong shape or types) becomes an error ``ToolOutput`` the model can act on, naming what was
-expected (issue 2: the loop never crashes on the model's mistakes). A ``ToolError`` from a tool
+expected (the loop never crashes on the model's mistakes). A ``ToolError`` from a tool
 becomes an error result with its message; any other exception becomes an error result with the
 exception's type and message.
 """

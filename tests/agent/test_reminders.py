@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.loop.reminders import (
-    DEFAULT_RULES, ReadFileStamps, ReminderEngine, ReminderRule, command_runs_git, rules_from_config,
-    system_prompt_rules,
-)
+from agent.config.reminder_rules import DEFAULT_RULES, ReminderRule, rules_from_config, system_prompt_rules
+from agent.loop.reminders import ReadFileStamps, ReminderEngine, command_runs_git
 from agent.tools.base import Capability
 
 EDIT_TEXT = "run the relevant tests, and don't widen the scope of the change"

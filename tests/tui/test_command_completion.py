@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tui import commands
-from tui.commands import Command, complete_command
+from tui import command_table as commands
+from tui.command_table import Command, complete_command
 from tui.screens.help import KEYS, HelpScreen
 from tui.widgets.prompt_input import PromptInput
 from tui.widgets.tool_block import ToolBlock

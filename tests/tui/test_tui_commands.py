@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from tui.commands import parse_command, unescape_prompt
+from tui.command_table import parse_command, unescape_prompt
 from tui.screens.help import HelpScreen
 from tui.widgets.blocks import NoticeBlock, UserBlock
 from tui.widgets.conversation import Conversation

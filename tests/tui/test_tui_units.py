@@ -15,7 +15,7 @@ from tui.theme_loader import (
 )
 from tui.widgets.diff_view import diff_stats, diff_to_text
 from tui.widgets.plain_output import clean_output, to_text
-from tui.widgets.status_bar import format_tokens
+from tui.widgets.token_count import format_tokens
 from tui.widgets.tool_block import format_duration, summarize_arguments
 
 

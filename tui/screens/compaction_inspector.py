@@ -33,7 +33,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from ..widgets.status_bar import format_tokens
+from ..widgets.token_count import format_tokens
 
 KEY_HINTS = "↑/↓ select · tab next pane · q close"
 #: Characters of a message's first line shown in the list.

@@ -19,7 +19,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from ..widgets.context_meter import meter_bar
-from ..widgets.status_bar import format_tokens
+from ..widgets.token_count import format_tokens
 
 
 class ContextBreakdownScreen(ModalScreen[None]):

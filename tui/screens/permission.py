@@ -4,7 +4,7 @@
 
 - ``edit`` / ``write``: a unified diff of the file as it is on disk against the result of the
   call (computed here, read-only; ``proposed_diff``), coloured like the tool blocks;
-- ``bash``: the command line with its risky parts highlighted (agent/permission_rules.py
+- ``bash``: the command line with its risky parts highlighted (agent/permissions/shell/risk.py
   ``risky_spans``: ``rm``, ``sudo``, ``curl | sh``, write redirects, ``git push``...) and why;
 - other tools: the loop's preview and the arguments, as plain text.
 

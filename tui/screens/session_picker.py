@@ -1,6 +1,6 @@
 """The session picker (``/resume``, ``opencli-tui --resume`` without an id).
 
-``SessionPickerScreen(infos)`` lists saved sessions of the project (``agent.resume.SessionInfo``,
+``SessionPickerScreen(infos)`` lists saved sessions of the project (``agent.session.resume.SessionInfo``,
 most recent first), one line each: date, turns, model, first task. Enter (or a click) picks one
 and the screen dismisses with its id; Esc dismisses with ``None``.
 """

@@ -11,9 +11,10 @@ from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Static
 
-from .status_bar import format_tokens
+from .token_count import format_tokens
 
 
 def mark_text(tokens_before: int, tokens_after: int, summarized: int, pruned: int, aggregated: int) -> str:
@@ -43,11 +44,17 @@ class CompactionMark(Static, can_focus=True):
         super().__init__(Text(line), markup=False, classes="block compaction-mark")
         self.text = line
 
-    def action_inspect(self) -> None:
-        """Open the compaction inspector at this compaction."""
-        from ..context_ui import open_inspector
+    class InspectRequested(Message):
+        """Open the compaction inspector at the compaction with these token counts."""
 
-        open_inspector(self.app, self.tokens_before, self.tokens_after)
+        def __init__(self, tokens_before: int, tokens_after: int) -> None:
+            super().__init__()
+            self.tokens_before = tokens_before
+            self.tokens_after = tokens_after
+
+    def action_inspect(self) -> None:
+        """Ask for the compaction inspector at this compaction."""
+        self.post_message(self.InspectRequested(self.tokens_before, self.tokens_after))
 
     def on_click(self) -> None:
         self.action_inspect()

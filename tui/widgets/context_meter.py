@@ -20,10 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from .status_bar import format_tokens
+from .token_count import format_tokens
 
 #: Cells of the bar (each one is a tenth of the window).
 BAR_CELLS = 10
@@ -189,8 +190,9 @@ class ContextMeter(Static):
     watch_prepared = watch_window_tokens = watch_used_tokens = watch_approximate = _watch_any
     watch_mode = watch_warn_at = watch_threshold = watch_compact = _watch_any
 
-    async def on_click(self) -> None:
-        """Open the context breakdown."""
-        from ..context_ui import open_breakdown
+    class BreakdownRequested(Message):
+        """The meter was clicked: the app shows the context breakdown."""
 
-        open_breakdown(self.app)
+    async def on_click(self) -> None:
+        """Ask for the context breakdown."""
+        self.post_message(self.BreakdownRequested())

@@ -173,7 +173,7 @@ class PromptInput(TextArea):
         """
         if not self.selection.is_empty or self.cursor_location != self.document.end:
             return False
-        from ..commands import complete_command
+        from ..command_table import complete_command
 
         completion = complete_command(self.text)
         if completion is None:

@@ -14,6 +14,8 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from .token_count import format_tokens
+
 KEY_HINTS = "esc cancel · ctrl+o tool · ctrl+t theme · f1 help"
 #: The key hints when the full ones do not fit.
 SHORT_KEY_HINTS = "esc cancel · f1 help"
@@ -35,17 +37,6 @@ DEGRADE_STEPS: tuple[tuple[int, int, int, int], ...] = (
     (2, 3, 1, 1),
     (2, 3, 2, 1),
 )
-
-
-def format_tokens(tokens: int) -> str:
-    """Return a compact token count: ``950``, ``12k``, ``1.5k``, ``200k``, ``1M``, ``1.05M``."""
-    if tokens < 1000:
-        return str(tokens)
-    if tokens < 1_000_000:
-        value = tokens / 1000
-        return f"{value:.1f}k".replace(".0k", "k") if value < 10 else f"{value:.0f}k"
-    value = tokens / 1_000_000
-    return f"{value:.2f}".rstrip("0").rstrip(".") + "M"
 
 
 def short_model_name(model: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
@@ -439,12 +440,18 @@ class ToolBlock(Widget, can_focus=True):
 
         forward_typing(self, event)
 
+    class ViewOutputRequested(Message):
+        """Open the saved full output at ``path`` in the output viewer, titled ``title``."""
+
+        def __init__(self, path: str, title: str) -> None:
+            super().__init__()
+            self.path = path
+            self.title = title
+
     def action_view_output(self) -> None:
-        """Open the saved full output in the output viewer (does nothing without one)."""
+        """Ask for the saved full output in the output viewer (does nothing without one)."""
         if not self.saved_path:
             if self.truncated:
                 self.notify("The full output was not saved.", severity="warning")
             return
-        from ..screens.output_viewer import OutputViewerScreen  # first use only
-
-        self.app.push_screen(OutputViewerScreen(self.saved_path, title=f"Full output of {self.tool_name}"))
+        self.post_message(self.ViewOutputRequested(self.saved_path, f"Full output of {self.tool_name}"))

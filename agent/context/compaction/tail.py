@@ -102,6 +102,6 @@ _SAVED_RE = re.compile(r"Full output(?: \([^)]*\))? saved to (?P<path>\S+?);")
 
 
 def _saved_path_in(text: str) -> str | None:
-    """The saved-output path named by a truncation marker in ``text`` (``truncation._marker``), or ``None``."""
+    """The saved-output path named by a truncation marker in ``text`` (``truncation.truncate.marker_line``), or ``None``."""
     match = _SAVED_RE.search(text)
     return match.group("path") if match else None

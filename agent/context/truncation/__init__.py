@@ -1,1 +1,1 @@
-"""agent.context.truncation."""
+"""Tool output for the model: normalised, middle-truncated, the full output saved to a file."""

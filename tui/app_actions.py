@@ -1,0 +1,145 @@
+"""Key actions of ``OpenCLIApp`` (scrolling, cancel, Ctrl+C, toggles, help) and the requests widgets
+post to open a screen (context breakdown, compaction inspector, output viewer).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from .widgets.conversation import Conversation
+from .widgets.prompt_input import PromptInput
+from .widgets.sidebar import Sidebar
+from .widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+
+    from .widgets.compaction_mark import CompactionMark
+    from .widgets.context_meter import ContextMeter
+    from .widgets.tool_block import ToolBlock
+
+#: Seconds within which a second Ctrl+C on an idle app quits.
+QUIT_WINDOW_S = 2.0
+
+
+class ActionsMixin:
+    """The key actions and widget requests of ``OpenCLIApp``."""
+
+    # -- scrolling the conversation from the keyboard -----------------------------------------
+    def action_scroll_conversation(self, pages: int) -> None:
+        """PageUp / PageDown: scroll the conversation by a screen, wherever the focus is on the
+        main screen (the prompt included)."""
+        self.main_screen.query_one(Conversation).page(pages)
+
+    def action_conversation_start(self) -> None:
+        """Ctrl+Home: the first block of the conversation."""
+        self.main_screen.query_one(Conversation).to_start()
+
+    def action_conversation_end(self) -> None:
+        """Ctrl+End: the end of the conversation, following new content again."""
+        self.main_screen.query_one(Conversation).follow()
+
+    # -- actions -------------------------------------------------------------------------------
+    def action_help(self) -> None:
+        """Show the help screen."""
+        from .command_table import command_rows
+        from .screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(command_rows()))
+
+    def _session_ready(self) -> bool:
+        """True once the session is open; before that (a fraction of a second after start)
+        keys that need it say so and do nothing."""
+        if self.session is None:
+            self.notify("Still starting: one moment.", timeout=2)
+            return False
+        return True
+
+    def action_context_breakdown(self) -> None:
+        """F2: show what fills the context window (tui/context_ui.py)."""
+        if not self._session_ready():
+            return
+        from .context_ui import open_breakdown
+
+        open_breakdown(self)
+
+    async def action_cancel_turn(self) -> None:
+        """Esc: cancel the running turn (a second Esc while it stops just says so)."""
+        if self.runner.cancelling:
+            self.notify("Still stopping the current step... (Ctrl+Q quits)", timeout=3)
+        elif self.runner.cancel():
+            self.main_screen.query_one(StatusBar).activity = "cancelling..."
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: cancel a running turn; copy a selection; clear the prompt; twice quits."""
+        prompt = self.main_screen.query_one(PromptInput)
+        if self.runner.running and not self.runner.cancelling:
+            await self.action_cancel_turn()
+            return
+        if self.focused is prompt and prompt.selected_text:
+            prompt.action_copy()
+            return
+        if self.focused is prompt and prompt.text:
+            prompt.clear()
+            return
+        now = time.monotonic()
+        if now - self._last_ctrl_c < QUIT_WINDOW_S:
+            await self.action_quit()
+            return
+        self._last_ctrl_c = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW_S)
+
+    # -- requests from widgets -----------------------------------------------------------------
+    def on_context_meter_breakdown_requested(self, message: "ContextMeter.BreakdownRequested") -> None:
+        """A click on the context meter: the context breakdown."""
+        from .context_ui import open_breakdown
+
+        open_breakdown(self)
+
+    def on_compaction_mark_inspect_requested(self, message: "CompactionMark.InspectRequested") -> None:
+        """A compaction mark was opened: the compaction inspector at that compaction."""
+        from .context_ui import open_inspector
+
+        open_inspector(self, message.tokens_before, message.tokens_after)
+
+    def on_tool_block_view_output_requested(self, message: "ToolBlock.ViewOutputRequested") -> None:
+        """``v`` on a truncated tool block: its saved full output in the viewer."""
+        from .screens.output_viewer import OutputViewerScreen  # first use only
+
+        self.push_screen(OutputViewerScreen(message.path, title=message.title))
+
+    def action_cycle_permission_mode(self) -> None:
+        """Ctrl+R: next permission mode (ask, auto-edit, full-auto, read-only), effective at once."""
+        if not self._session_ready():
+            return
+        from .session_commands import cycle_permission_mode
+
+        cycle_permission_mode(self)
+
+    def action_toggle_plan_mode(self) -> None:
+        """Shift+Tab: switch Plan / Act mode (on another screen: focus the previous widget)."""
+        if self.screen is not self.main_screen:
+            self.screen.focus_previous()
+            return
+        self.plan_mode.toggle()
+
+    def action_hide_plan_hint(self) -> None:
+        """Ctrl+G: hide the suggestion to use Plan mode."""
+        self.plan_mode.hide_hint()
+
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the sidebar (not yet there in the first instant: nothing to do)."""
+        for sidebar in self.main_screen.query(Sidebar):
+            sidebar.toggle()
+
+    def action_toggle_last_tool(self) -> None:
+        """Expand or collapse the most recent tool block."""
+        from .widgets.tool_block import ToolBlock
+
+        blocks = self.main_screen.query(ToolBlock)
+        if blocks:
+            last = blocks.last()
+            last.expanded = not last.expanded
+            if last.expanded:
+                self.main_screen.query_one(Conversation).scroll_to_widget(last, animate=False)

@@ -1,0 +1,183 @@
+"""The session's life in ``OpenCLIApp``: opening it in a worker after the first paint, binding it to
+the widgets, its start-up notices, a new conversation and a model switch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from textual.screen import Screen
+
+from .bridge import SessionOpened, SessionPrepared
+from .widgets.conversation import Conversation
+from .widgets.prompt_input import PromptInput
+from .widgets.sidebar import Sidebar
+from .widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+
+    pass
+
+EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
+
+
+class SessionLifecycleMixin:
+    """The session part of ``OpenCLIApp``."""
+
+    def _open_session(self) -> None:
+        assert self._start is not None
+        start = self._start
+        self.run_worker(lambda: self._open_session_work(start), thread=True, name="open-session",
+                        group="open-session", exit_on_error=False)
+
+    def _open_session_work(self, start: Callable[[], tuple[Any, list[str]]]) -> None:
+        from .startup import StartupError
+
+        try:
+            session, notices = start()
+        except StartupError as exc:
+            self.call_from_thread(self._startup_failed, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - an unexpected fault still ends in one line
+            self.call_from_thread(self._startup_failed,
+                                  f"opencli-tui: error: could not start: {type(exc).__name__}: {exc}")
+            return
+        self.post_message(SessionOpened(session, notices))
+
+    def _startup_failed(self, line: str) -> None:
+        self.startup_error = line
+        self.exit(return_code=2)
+
+    async def on_session_opened(self, message: "SessionOpened") -> None:
+        """The start worker opened the session: bind it, then run what was typed meanwhile."""
+        if self.closing:  # quit, or the app is shutting down, while the session opened: let go
+            message.session.close()
+            return
+        self.session = message.session
+        self.runner.session = message.session
+        self.notices.extend(line for line in message.notices if line not in self.notices)
+        self.main_screen.query_one(StatusBar).activity = ""
+        wanted = str(getattr(self.session.settings, "theme", "") or "")
+        if wanted and wanted != self.theme and wanted in self.available_themes and not self._theme_toggled:
+            self.theme = wanted  # the validated settings disagree with the peek (rare)
+        if self.plan_mode.active:  # toggled on while starting, or --plan: journal it
+            self.plan_mode.set_active(True)
+        await self._bind_session()
+        early, self._early_prompts = self._early_prompts, []
+        for text in early:
+            await self.handle_input(text)
+
+    async def _bind_session(self) -> None:
+        """Show what depends on the session: model and modes in the status bar, the welcome
+        block, start-up notices, a resumed conversation; then start ``session.prepare()``."""
+        from .event_handler import EventHandler
+        from .widgets.blocks import NoticeBlock, WelcomeBlock
+
+        conversation = self.main_screen.query_one(Conversation)
+        status = self.main_screen.query_one(StatusBar)
+        self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,
+                                    sidebar=self.main_screen.query_one(Sidebar))
+        status.model = self.session.model
+        status.embedded = self.is_embedded
+        status.permission_mode = mode_text(getattr(self.session.settings, "permission_mode", "ask"))
+        if getattr(self.session, "plan_mode", False) and not self.plan_mode.active:  # a resumed session
+            self.plan_mode.set_active(True)
+        status.mode = self.plan_mode.mode
+        workspace = getattr(self.session, "workspace", None)
+        if workspace is not None:  # Up/Down reach prompts of earlier sessions of this project
+            from .prompt_history_store import load_history
+
+            history = self.main_screen.query_one(PromptInput).prompt_history
+            history.entries[:0] = load_history(Path(workspace), history.limit)
+            del history.entries[: -history.limit]
+        if getattr(self.session, "resumed", None) is not None:  # --continue / --resume ID
+            from .session_commands import show_resumed_at_start
+
+            # Draws the welcome block, the resumed conversation and the notices itself.
+            await show_resumed_at_start(self)
+        else:
+            await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
+            for line in self._startup_notices():
+                await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
+        self.call_after_refresh(self.runner.prepare)
+        if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id
+            from .session_commands import open_picker
+
+            self.call_after_refresh(open_picker, self)
+
+    def _focus_prompt_on_return(self, screen: Screen) -> None:
+        """Back on the main screen after a viewer, help or other screen closed: focus the prompt
+        (typing must not go to a tool block), unless a stop panel is waiting for its answer."""
+        from .widgets.stop_panel import StopPanel
+
+        if screen is not self.main_screen or len(self.screen_stack) != 1:
+            return
+        focused = screen.focused
+        if focused is not None and any(isinstance(n, StopPanel) for n in (focused, *focused.ancestors)):
+            return
+        prompt = screen.query_one(PromptInput)
+        if prompt.focusable:
+            prompt.focus()
+
+    def _startup_notices(self) -> list[str]:
+        lines = list(self.notices)
+        extra = getattr(self.session, "startup_notices", None)
+        if callable(extra):
+            lines += [line for line in extra() if line not in lines]
+        if self.is_embedded and not any("small local model" in line.lower() for line in lines):
+            lines.append(EMBEDDED_LINE)
+        return lines
+
+    def on_session_prepared(self, message: SessionPrepared) -> None:
+        if self.closing:
+            return
+        status = self.main_screen.query_one(StatusBar)
+        status.model = self.session.model
+        status.context_window = message.context_window
+        status.prepared = True
+        self.main_screen.query_one(Sidebar).set_git(getattr(self.session, "git", None))
+        from .session_commands import start_watching
+
+        start_watching(self)  # external changes and git state refresh the sidebar
+        if message.error:
+            self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
+
+    # -- commands used by commands.py ---------------------------------------------------------
+    async def new_conversation(self) -> None:
+        """Start a new conversation: clear the pane and the session (in a worker)."""
+        assert self.handler is not None
+        await self.main_screen.query_one(Conversation).clear_blocks()
+        self.handler.reset()
+        self.queued.clear()
+        status = self.main_screen.query_one(StatusBar)
+        status.used_tokens = None
+        self.runner.run_session_op(self.session.clear)
+        await self.show_notice("New conversation.")
+
+    async def switch_model(self, name: str) -> None:
+        """Switch the session's model in a worker (it checks the name and loads model info), then
+        say so; a name litellm cannot route is refused with its reason and nothing changes."""
+        status = self.main_screen.query_one(StatusBar)
+        status.prepared = False
+
+        def switch() -> None:
+            try:
+                self.session.set_model(name)
+            except ValueError as exc:
+                self.call_from_thread(self.show_notice, f"Model not switched: {exc}", "warning")
+                return
+            self.call_from_thread(self._model_switched, name)
+
+        self.runner.run_session_op(switch)
+
+    async def _model_switched(self, name: str) -> None:
+        status = self.main_screen.query_one(StatusBar)
+        status.model = name
+        status.embedded = name.startswith("embedded/")
+        status.used_tokens = None
+        await self.show_notice(f"Model switched to {name}.")
+
+
+def mode_text(mode: Any) -> str:
+    return str(getattr(mode, "value", mode))
