@@ -30,9 +30,7 @@ from .app_session import SessionLifecycleMixin
 from .app_themes import ThemesMixin
 from .bridge import AgentEventMessage, AgentRunner, TurnEnded
 from .signals import TERMINATING_SIGNALS, end_running_commands, take_default_action
-from .theme_loader import (
-    THEMES_DIR,
-)
+from .theme_loader import THEMES_DIR
 from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
 from .widgets.sidebar import WIDE_COLUMNS, Sidebar
@@ -61,6 +59,9 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
     text for tool blocks; snapshot tests freeze it), ``themes_dir`` (where theme files live),
     ``start_in_plan_mode`` (``--plan``: start in Plan mode; see ``plan_mode``).
     Raises ``ValueError`` when neither ``session`` nor ``start`` is given.
+
+    Its parts live beside it: the session's life (``app_session``), themes (``app_themes``), key
+    actions and the screens widgets ask for (``app_actions``).
     """
 
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses elsewhere work too

@@ -8,13 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 
-from .theme_loader import (
-    DEFAULT_DARK,
-    THEME_VARIABLE_DEFAULTS,
-    counterpart,
-    first_frame_theme,
-    load_themes,
-)
+from .theme_loader import DEFAULT_DARK, THEME_VARIABLE_DEFAULTS, counterpart, first_frame_theme, load_themes
 
 if TYPE_CHECKING:
 

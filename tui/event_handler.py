@@ -17,14 +17,11 @@ from typing import TYPE_CHECKING, Any, Callable
 from textual.widget import Widget
 
 from .markdown_split import find_cut
-from .widgets.blocks import (
-    AssistantBlock, ErrorBlock, NoticeBlock, ReasoningBlock, ReminderMark, StopBlock,
-)
+from .widgets.blocks import AssistantBlock, ErrorBlock, NoticeBlock, ReasoningBlock, ReminderMark, StopBlock
 from .widgets.conversation import Conversation
 from .widgets.diff_view import diff_stats
 from .widgets.sidebar import Sidebar
 from .widgets.status_bar import StatusBar
-from .widgets.token_count import format_tokens
 from .widgets.think_block import ThinkBlock
 from .widgets.tool_block import ToolBlock
 

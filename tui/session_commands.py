@@ -30,9 +30,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 from agent.config.settings import PermissionMode
-from agent.events import (
-    ReasoningDelta, ReminderInjected, TextDelta, ToolCallFinished, ToolCallStarted,
-)
+from agent.events import ReasoningDelta, ReminderInjected, TextDelta, ToolCallFinished, ToolCallStarted
 
 if TYPE_CHECKING:
     from .app import OpenCLIApp

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..messages import Message
-from .budget import (
-    MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, margin_for_model, margined, message_text, tools_text,
-)
+from .budget import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, margin_for_model, margined, message_text, tools_text
 from .tokenizer import ESTIMATE, Tokenizer, tokenizer_for_model
 
 

@@ -39,15 +39,7 @@ from ..events import (
     TurnFinished,
     TurnStarted,
 )
-from ..messages import (
-    AssistantMessage,
-    Message,
-    ModeMessage,
-    SystemMessage,
-    Usage,
-    UserMessage,
-    UserOrigin,
-)
+from ..messages import AssistantMessage, Message, ModeMessage, SystemMessage, Usage, UserMessage, UserOrigin
 from ..providers.base import ModelRequest, Provider, ProviderError
 from ..session.journal import SessionJournal
 from ..tools.registry import ToolRegistry

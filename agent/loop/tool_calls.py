@@ -26,11 +26,7 @@ from ..events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from ..messages import (
-    AssistantMessage,
-    ToolCall,
-    ToolResultMessage,
-)
+from ..messages import AssistantMessage, ToolCall, ToolResultMessage
 from ..permissions.policy import decide, denial_message
 from ..tools.base import ToolContext, ToolOutput
 from .config import INTERRUPTED_TEXT

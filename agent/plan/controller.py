@@ -20,14 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..events import (
-    AgentEvent,
-    Emit,
-    Notice,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnFinished,
-)
+from ..events import AgentEvent, Emit, Notice, ToolCallFinished, ToolCallStarted, TurnFinished
 from ..loop.config import TurnOptions
 from ..messages import UserOrigin
 from ..tools.base import Capability

@@ -8,10 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    pass
 from .model import Plan, PlanStep, one_line, normalize_path
 
 _BOX_STATUS = {" ": "pending", "": "pending", "x": "done", "X": "done", "~": "in_progress", ">": "in_progress",

@@ -7,17 +7,11 @@ from __future__ import annotations
 import fnmatch
 import re
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from ..events import (
-    PlanStepState,
-    PlanUpdated,
-)
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    pass
+from ..events import PlanStepState, PlanUpdated
 
 
 StepStatus = Literal["pending", "in_progress", "done", "skipped"]

@@ -8,12 +8,10 @@ so the user's own text stays apart).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from ..messages import ModeMessage
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    pass
 from .model import MAX_STEPS, MIN_STEPS, Plan
 
 # ============================================================================= mode messages

@@ -10,9 +10,7 @@ import pytest
 
 from agent.events import Notice, ReasoningDelta, TextDelta
 from tui.bridge import DeltaCoalescer
-from tui.theme_loader import (
-    THEMES_DIR, ThemeError, counterpart, first_frame_theme, load_theme_file, load_themes,
-)
+from tui.theme_loader import THEMES_DIR, ThemeError, counterpart, first_frame_theme, load_theme_file, load_themes
 from tui.widgets.diff_view import diff_stats, diff_to_text
 from tui.widgets.plain_output import clean_output, to_text
 from tui.widgets.token_count import format_tokens
