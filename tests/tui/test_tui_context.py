@@ -122,6 +122,68 @@ class TestBreakdown:
             await ui.wait_for(pilot, lambda: isinstance(app.screen, ContextBreakdownScreen), what="F2")
 
 
+    async def test_rows_add_up_to_the_request_builders_count(self, make_app, ui) -> None:
+        """The breakdown counts with the loop's budget: its sent rows sum to what the loop's
+        ``budget.estimate`` gives for the next request (before any reported usage), and the meter
+        shows the figure the loop counted for its last request."""
+        app, provider = make_app([
+            {"content": "Let me look.", "reasoning_content": "the operator " * 40,
+             "tool_calls": [{"name": "bash", "arguments": {"command": "pytest -q"}}]},
+            {"content": "Found it: `a - b`."},
+            {"for": "summary", "content": SUMMARY},
+        ], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "why does add subtract? " + "E   assert 1 == 3\n" * 30)
+            await ui.wait_turn(pilot, app)
+            agent = app.session.agent
+            assert agent.budget.used_prompt_tokens is None  # no usage scripted: all local
+            # the meter shows what the loop counted for its last request
+            sent = agent.context_view()[:agent._sent_count]  # the view the last request was built from
+            last = agent.budget.request_tokens(agent.system_prompt, sent, provider.requests[-1].tools)
+            assert app.query_one(ContextMeter).used_tokens == last
+            await pilot.press("f2")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, ContextBreakdownScreen)
+                              and app.screen.breakdown is not None, what="the breakdown")
+            breakdown = app.screen.breakdown
+            expected = agent.budget.estimate(agent.system_prompt, agent.context_view(), agent._offered_schemas())
+            assert expected.reported_tokens is None
+            assert breakdown.total == expected.tokens
+            sent = [row[1] for row in breakdown.rows if row[0] != "reasoning"]
+            assert sum(sent) == expected.tokens  # reasoning is not sent back to this provider
+            assert breakdown.tokens("reasoning") > 0
+            assert breakdown.tokenizer == agent.budget.tokenizer
+            table = app.screen.query_one("#breakdown-table")
+            assert "characters / 4" not in str(table.render())
+
+    def test_summary_is_found_by_origin_and_every_part_is_counted(self) -> None:
+        """Unit: a summary message is the one with ``origin == "summary"`` (not its text), an
+        assistant message's calls and sent reasoning are split off without changing its total,
+        and the rows equal ``request_tokens`` for a margined (non-OpenAI) model too."""
+        from types import SimpleNamespace
+
+        from agent.context.budget import ContextBudget
+        from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+        from tui.context_ui import compute_breakdown
+
+        view = [UserMessage(content="Summary of the earlier part", origin="summary"),
+                UserMessage(content=SUMMARY_HEADER + " but typed by the user"),
+                AssistantMessage(content="run it", reasoning_content="why " * 50,
+                                 tool_calls=[ToolCall(id="c1", name="bash", arguments='{"command": "ls"}')]),
+                ToolResultMessage(tool_call_id="c1", name="bash", content="a.py\nb.py\n" * 40)]
+        tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+        for budget in (ContextBudget("anthropic/claude-sonnet-4"), ContextBudget("openai/gpt-4.1", include_reasoning=True)):
+            agent = SimpleNamespace(system_prompt="You are a coding agent.", budget=budget,
+                                    context_view=lambda: view, _offered_schemas=lambda: tools)
+            b = compute_breakdown(agent, 8000)
+            assert b.total == budget.request_tokens(agent.system_prompt, view, tools)
+            assert b.total == budget.estimate(agent.system_prompt, view, tools).tokens
+            summary = next(r for r in b.rows if r[0] == "compaction summary")
+            assert summary[1] == budget.message_tokens(view[0]) and summary[2] == 1
+            assert b.tokens("tool results") > budget.message_tokens(view[3])  # the call is counted there
+            assert b.tokens("reasoning") > 0
+
+
 class TestCompact:
     async def test_compact_marks_the_conversation_and_opens_the_inspector(self, make_app, ui) -> None:
         replies = history_replies(4) + [{"for": "summary", "content": SUMMARY}]
