@@ -349,6 +349,23 @@ class TestInspectorScreen:
             assert "id m_r3" in screen.replacement_text and "[aggregated:" in screen.replacement_text
 
 
+    async def test_the_chosen_compaction_is_scrolled_into_view(self, make_app, ui, tmp_path) -> None:
+        records = stub_journal()
+        compaction = records[-2]
+        records += [{**compaction, "tokens_before": 9000 + n, "tokens_after": 3000} for n in range(1, 9)]
+        path = write_journal(tmp_path, records)
+        app, _ = make_app([], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            screen = CompactionInspectorScreen(path, tokens_before=9008, tokens_after=3000)
+            await app.push_screen(screen)
+            await ui.wait_for(pilot, lambda: screen.entries is not None, what="the journal")
+            await pilot.pause()
+            options = screen.query_one("#ci-compactions")
+            assert screen.current.number == 10 and options.highlighted == 9
+            assert options.scroll_offset.y > 0  # the list (8 rows high) shows the 10th line
+
+
 class TestInspectorUnits:
     def test_loader_pairs_originals_with_replacements(self, tmp_path) -> None:
         path = tmp_path / "s.jsonl"

@@ -384,6 +384,7 @@ class CompactionInspectorScreen(Screen[None]):
                 if entry.tokens_before == before and (after is None or entry.tokens_after == after):
                     index = i
         options.highlighted = index
+        options.call_after_refresh(options.scroll_to_highlight)  # the latest may be below the fold
         self.select_compaction(index)
         options.focus()
 
