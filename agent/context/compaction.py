@@ -68,6 +68,9 @@ STUB_MIN_TOKENS = 400
 #: Characters a stub keeps of the result's head and of its tail.
 STUB_HEAD_CHARS = 600
 STUB_TAIL_CHARS = 1200
+#: A result the model has seen that holds more than this share of the window is stubbed in the
+#: kept tail even when the tail fits.
+LARGE_RESULT_FRACTION = 0.1
 #: Marker that starts the pointer line of a stubbed tool result.
 STUB_MARKER = "[... stubbed at compaction:"
 #: Tokens set aside for the model's summary when sizing the kept tail.
@@ -178,6 +181,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     tokens_before = fixed_tokens + view_tokens(records, count)
     unchanged = CompactionResult(view=list(messages), tokens_before=tokens_before, tokens_after=tokens_before)
 
+    whole = body  # before the rewrites: what pins are computed from when the caller gives none
     body, pruned = prune_reasoning(body, strip_reasoning_after_turns, keep_last_steps=strip_reasoning_after_steps,
                                    provider_requires_reasoning=provider_requires_reasoning)
     aggregated: list[str] = []
@@ -189,10 +193,20 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     target = None
     if window_tokens:  # when the fixed part alone nears the target, a fifth of what is left
         target = max(int(target_fraction * window_tokens), base + int(0.2 * max(0, window_tokens - base)))
+    # the pinned sections scale with the window: later instructions take at most ~15% of it
+    # and each pinned error output ~5% (at ~3 characters per token)
+    instructions_cap = int(window_tokens * 0.45) if window_tokens else None
+    error_cap = error_output_cap_chars
+    if window_tokens and error_cap > 0:
+        error_cap = min(error_cap, max(300, int(window_tokens * 0.15)))
+
+    def render_pins(kept_ids: Collection[str] = ()) -> str:
+        return pins.render(kept_ids=kept_ids, error_cap_chars=error_cap, instructions_cap_chars=instructions_cap)
+
     carried: list[str] = []  # pinned sections of an earlier summary, when no pins were given
     if pins is None:
-        previous = [m for m in body if _is_summary(m)]
-        pins = collect_pins([m for m in body if not _is_summary(m)], plan_markdown=plan_markdown)
+        previous = [m for m in whole if _is_summary(m)]
+        pins = collect_pins([m for m in whole if not _is_summary(m)], plan_markdown=plan_markdown)
         carried = [_pinned_part(m.content) for m in previous[-1:]]
         if previous and pins.task is not None:  # the task is in the earlier summary's pinned part,
             pins.instructions.insert(0, pins.task)  # carried over: what follows it is later
@@ -209,16 +223,17 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         # room for the summary and the kept tail; the tail gets the same share of the window and
         # of what is there now (Gemini CLI keeps the last 30% of the history), so a manual
         # /compact of a short conversation compacts too
-        room = target - base - count_text(pins.render()) - sum(count_text(c) for c in carried)
+        room = target - base - count_text(render_pins()) - sum(count_text(c) for c in carried)
         split_budget = min(int(tail_fraction * min(window_tokens, max(0, tokens_before - base))),
                            room - SUMMARY_RESERVE_TOKENS)
         stub_limit = room - 300  # the summary is capped to what is left (200 tokens at least)
+        large = max(STUB_MIN_TOKENS, int(LARGE_RESULT_FRACTION * window_tokens))
         # the message minimum yields to the target, and to the pins: every compaction ends with a
         # summary message that holds them, so something older than the tail is summarised
         for least in dict.fromkeys((keep_last, 2)):
             split = _split_by_tokens(body, max(0, split_budget), least, count)
             old, kept = body[:split], body[split:]
-            kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full)
+            kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full, large)
             fits = view_tokens(kept, count) <= stub_limit
             if fits and any(not isinstance(m, UserMessage) for m in old):
                 break
@@ -226,19 +241,22 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
             if not any(not isinstance(m, UserMessage) for m in old):  # keep the last step only
                 split = _split_by_tokens(body, 0, 0, count)
                 old, kept = body[:split], body[split:]
-                kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full)
+                kept, stubbed = _stub_to_fit(kept, stub_limit, count, save_full, large)
     else:
         split = _split_point(body, keep_last)
         old, kept = body[:split], body[split:]
 
     has_old = any(not isinstance(m, UserMessage) for m in old)
+    plan_pinned = bool(pins.plan_markdown and pins.plan_markdown.strip())
     if summarize is None or not has_old:
         if summarize is not None and old:  # only user messages would be summarised: keep them
             kept, old = old + kept, []
         if not (pruned or aggregated or stubbed):
             unchanged.notice = "Nothing to compact yet: the conversation is shorter than the part kept verbatim."
             return unchanged
-        kept, refreshed = _refresh_summaries(kept, pins, carried, error_output_cap_chars)
+        kept, refreshed = _refresh_summaries(kept, render_pins, carried)
+        if refreshed is not None and plan_pinned:
+            kept = _without_stale_plan(kept)
         new_records = [*systems, *kept]
         tokens_after = base + view_tokens(kept, count)
         if tokens_after >= tokens_before:
@@ -264,8 +282,10 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     if failure:  # the request must fit: a list of the older steps built by code stands in
         summary = digest_summary(old)
 
+    if plan_pinned:
+        kept = _without_stale_plan(kept)
     kept_ids = [m.id for m in kept]
-    pinned_text = "\n\n".join([*carried, pins.render(kept_ids=kept_ids, error_cap_chars=error_output_cap_chars)])
+    pinned_text = "\n\n".join([*carried, render_pins(kept_ids)])
     summary_cap = SUMMARY_CAP_TOKENS
     if target is not None:
         room = target - base - view_tokens(kept, count) - count_text(pinned_text) - 64
@@ -310,8 +330,22 @@ def _result(messages: Sequence[Any], records: list[Message], new_records: list[M
         notice=f"Compacted the context ({what}): {tokens_before} -> {tokens_after} tokens ({saved:.0%} saved).")
 
 
-def _refresh_summaries(kept: list[Message], pins: Pins, carried: list[str],
-                       error_cap_chars: int) -> tuple[list[Message], UserMessage | None]:
+#: What a kept plan-execution prompt says once the current plan is pinned in the summary (the
+#: prompt's own copy of the checklist would show the step states of when it was sent).
+PLAN_PROMPT_STAND_IN = ("Carry out the approved plan. Its checklist, with the current state of each step, is "
+                        "pinned in the context summary above; mark progress with update_plan as you go.")
+
+
+def _without_stale_plan(kept: list[Message]) -> list[Message]:
+    """``kept`` with each plan-execution prompt replaced by ``PLAN_PROMPT_STAND_IN`` (same id,
+    origin and mode), so the plan is in the context once, with its current step states."""
+    return [m.model_copy(update={"content": PLAN_PROMPT_STAND_IN})
+            if isinstance(m, UserMessage) and m.origin == "plan_execution" and m.content != PLAN_PROMPT_STAND_IN
+            else m for m in kept]
+
+
+def _refresh_summaries(kept: list[Message], render_pins: Callable[[Collection[str]], str],
+                       carried: list[str]) -> tuple[list[Message], UserMessage | None]:
     """``kept`` with an earlier summary message in it rebuilt around the current pins (the plan's
     step states, the test state and the changed files move on after that summary was written);
     its model summary is kept. Returns the list and the rebuilt message (``None`` when none)."""
@@ -325,7 +359,7 @@ def _refresh_summaries(kept: list[Message], pins: Pins, carried: list[str],
         model_summary = text[cut + len(MODEL_SUMMARY_HEADING):].strip("\n") if cut != -1 else ""
         model_summary = model_summary.removesuffix(CONTINUE_LINE).rstrip("\n")
         kept_ids = [m.id for m in out[index + 1:]]
-        pinned = "\n\n".join([*carried, pins.render(kept_ids=kept_ids, error_cap_chars=error_cap_chars)])
+        pinned = "\n\n".join([*carried, render_pins(kept_ids)])
         new = message.model_copy(update={"content": build_summary_text(pinned, model_summary)})
         out[index] = new
         return out, new
@@ -409,18 +443,24 @@ def _split_by_tokens(body: Sequence[Message], budget: int, keep_last: int, count
 
 
 def _stub_to_fit(kept: list[Message], limit: int, count: Callable[[Message], int],
-                 save_full: Callable[[ToolResultMessage], str | None] | None) -> tuple[list[Message], list[str]]:
-    """Stub the largest tool results of ``kept`` (oldest first among equals) until it holds at
-    most ``limit`` tokens or nothing large is left; returns the new list and the stubbed ids."""
+                 save_full: Callable[[ToolResultMessage], str | None] | None,
+                 large: int | None = None) -> tuple[list[Message], list[str]]:
+    """Stub tool results of ``kept`` until it holds at most ``limit`` tokens or nothing large is
+    left: results the model has already seen (before the last assistant message) go first,
+    largest first; the newest results, which the model has not read yet, only when that is not
+    enough. A seen result over ``large`` tokens is stubbed even when the tail fits (a large
+    result in the kept tail is not kept whole). Returns the new list and the stubbed ids."""
     out = list(kept)
     total = sum(count(m) for m in out)
     stubbed: list[str] = []
+    last_call = max((i for i, m in enumerate(out) if isinstance(m, AssistantMessage)), default=-1)
     candidates = sorted((i for i, m in enumerate(out) if isinstance(m, ToolResultMessage)
                          and count(m) > STUB_MIN_TOKENS and STUB_MARKER not in m.content),
-                        key=lambda i: -count(out[i]))
+                        key=lambda i: (i > last_call, -count(out[i])))
     for i in candidates:
-        if total <= limit:
-            break
+        seen = i < last_call
+        if total <= limit and not (seen and large is not None and count(out[i]) > large):
+            continue
         message = out[i]
         assert isinstance(message, ToolResultMessage)
         path = _saved_path_in(message.content)
