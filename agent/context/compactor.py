@@ -202,9 +202,7 @@ class Compactor:
         pins = collect_pins(agent.history, plan_markdown=self.plan_source(), is_mutating=self._is_mutating,
                             is_exec=lambda name: self._capability_of(name) == "exec",
                             extra_changed_files=self._changed_files())
-        steps = settings.strip_reasoning_after_steps
-        if steps is None and "strip_reasoning_after_turns" not in settings.model_fields_set:
-            steps = 3
+        steps = settings.reasoning_steps_kept()
         result = compact(
             view, summarize=(lambda request: self._summarize(request, emit, cancel, digest_only)) if summarize else None,
             keep_last=settings.keep_last_messages if keep_last is None else keep_last, focus=focus,

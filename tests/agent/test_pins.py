@@ -139,3 +139,15 @@ def test_many_long_instructions_fit_their_share_newest_verbatim_oldest_cut():
     assert "earlier instructions left out here for room; they are in the session journal" in section
     assert section.index("LONGINSTR-27:") < section.index("LONGINSTR-29:")  # in order
     assert len(pins.render()) > 40000  # without a cap all of them would be verbatim
+
+
+def test_reasoning_pruning_counts_steps_unless_only_the_old_turns_key_is_set(monkeypatch):
+    from agent.config import CompactionSettings, Settings
+
+    assert CompactionSettings().reasoning_steps_kept() == 3
+    assert CompactionSettings(strip_reasoning_after_steps=5).reasoning_steps_kept() == 5
+    assert CompactionSettings(strip_reasoning_after_turns=2).reasoning_steps_kept() is None  # counts turns
+    both = CompactionSettings(strip_reasoning_after_turns=2, strip_reasoning_after_steps=0)
+    assert both.reasoning_steps_kept() == 0  # the new key wins: 0 = off
+    monkeypatch.setenv("OPENCLI_COMPACTION__STRIP_REASONING_AFTER_TURNS", "1")
+    assert Settings().compaction.reasoning_steps_kept() is None
