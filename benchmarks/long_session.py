@@ -15,7 +15,9 @@ a temporary folder too, no API keys, litellm offline) and prints per shape and w
 
 Tokens are counted with tiktoken (o200k_base for the default model ``openai/gpt-4.1``), loaded
 offline from the files litellm bundles; the header line says so, or names the fallback estimate.
-The reserved output is read from a ``reserved_output_tokens`` setting when one exists, else 0.
+The limit is the window minus the reserved output (``[compaction] reserved_output_tokens``, else
+min(8192, 20% of the window)), by the project's own rule. The ``failing_tests`` shape runs real
+``pytest``: install the development extra (``pip install -e ".[dev]"``).
 
 Steps are model calls. Defaults: 200 steps for ``one_long_turn`` and ``failing_tests``, 120 for
 the other shapes, at windows 16000 and 32000 tokens (``failing_tests`` scripts 8 steps per bug,
@@ -81,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
                                                                      "default: 16000 and 32000)")
     parser.add_argument("--strict", action="store_true", help="exit 1 on an invariant violation")
     args = parser.parse_args(argv)
+    try:
+        import pytest  # noqa: F401  (the failing_tests shape runs it in scratch repositories)
+    except ImportError:
+        print("benchmarks/long_session.py needs pytest: pip install -e \".[dev]\"", file=sys.stderr)
+        return 2
 
     home = Path(tempfile.mkdtemp(prefix="long-session-"))
     isolate(home)

@@ -63,6 +63,17 @@ class CompactionSettings(BaseModel):
         "(never less than the reply cap, when one is sent). Unset: the reply cap, else min(8192, 20% of the window).")
 
 
+    def reasoning_steps_kept(self) -> int | None:
+        """How many assistant steps keep their reasoning at compaction: ``strip_reasoning_after_steps``
+        when set; ``None`` when only ``strip_reasoning_after_turns`` was set (then user turns are
+        counted, its older meaning); 3 when neither was set."""
+        if self.strip_reasoning_after_steps is not None:
+            return self.strip_reasoning_after_steps
+        if "strip_reasoning_after_turns" in self.model_fields_set:
+            return None
+        return 3
+
+
 class EmbeddedSettings(BaseModel):
     """The ``[embedded]`` section: the offline local model."""
 

@@ -30,6 +30,7 @@ from collections import Counter
 from typing import Any, Callable, Collection, Sequence
 
 from ..messages import AssistantMessage, Message, ToolResultMessage
+from .pins import ledger_of, parse_test_command
 from .records import is_dict_list, to_dicts, to_records
 
 #: Capabilities of the default tool names, ours and the aliases used in the handed cases.
@@ -55,7 +56,7 @@ _TEST_RE = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|go
                       r"yarn test|pnpm test|make (test|check)|ctest|rspec|phpunit|gradle test|mvn test|dotnet test)\b")
 _FAIL_RE = re.compile(r"\bFAILED\b|\bFAIL\b|\b[1-9]\d* (failed|errors?)\b|Traceback \(most recent call last\)|"
                       r"^\s*(Error|error|ERROR)\b|\w+Error:|exit code [1-9]|command not found", re.MULTILINE)
-_SUMMARY_LINE_RE = re.compile(r"\b\d+ (passed|failed|errors?|skipped)\b|\bOK\b|\bFAILED\b|\bok\b", re.IGNORECASE)
+_SUMMARY_LINE_RE = re.compile(r"\b\d+ (passed|failed|errors?|skipped)\b|\bOK\b|\bFAILED\b|^ok\s")
 
 
 def default_capability_of(name: str) -> str | None:
@@ -92,7 +93,7 @@ def aggregate_developer_loops(messages: Sequence[Any], *, min_steps: int = 5,
         run = _developer_run(records, i, developer_capabilities, capability_of)
         if len(run) >= 3 and _developer_steps(run, developer_capabilities, capability_of) >= min_steps:
             first, last, elided = run[0], run[-1], run[1:-1]
-            notice = build_notice(elided, last)
+            notice = build_notice(elided, last, first)
             out += _with_notice(first, notice)
             out += last
             removed += [m.id for step in elided for m in step]
@@ -219,22 +220,26 @@ def _change_text(name: str, args: dict[str, Any]) -> str:
     return ""
 
 
-def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
-    """The aggregation notice for the ``elided`` steps; ``last_step`` is the kept final step.
+def build_notice(elided: list[list[Message]], last_step: list[Message],
+                 first_step: list[Message] | None = None) -> str:
+    """The aggregation notice for the ``elided`` steps; ``first_step`` and ``last_step`` are the
+    kept first and final steps of the run (their test runs count for the state, not repeated).
 
     Lists the tools (with counts), files and commands of the elided steps, the errors they hit
-    (marked resolved when the final outcome is a success) and, last, the final outcome: the
-    last test command's result among the elided and last steps (the kept last step is referred
-    to, not repeated). The text never ends with a failure word unless the final state is one.
+    and, last, the final outcome. Test runs are judged as the pins judge them (``pins``): the
+    outcome is the latest run of the widest test target, and errors count as resolved only when
+    it passed and no target is still failing, so a passing subset run never reads as fixing a
+    wider failure. The kept last step is referred to when it runs tests, not repeated. Each
+    file's edits are shown in order (the net change, capped). The text never ends with a
+    failure word unless the final state is one.
     """
     tools: Counter[str] = Counter()
     files: list[str] = []
     commands: list[str] = []
     errors: list[str] = []
     last_error_output = ""
-    final_change: dict[str, str] = {}
-    last_test: tuple[str, str, bool] | None = None  # (command, outcome line, failed)
-    last_exec: tuple[str, str, bool] | None = None
+    changes: dict[str, list[str]] = {}
+    last_exec: tuple[str, str, bool] | None = None  # (command, outcome line, failed)
     for step in elided:
         call_msg = step[0]
         assert isinstance(call_msg, AssistantMessage)
@@ -252,19 +257,23 @@ def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
                 if command not in commands:
                     commands.append(command)
                 last_exec = (command, _outcome_line(result.content), failed)
-                if _TEST_RE.search(command):
-                    last_test = last_exec
             if failed:
                 errors.append(_error_line(result.content))
                 last_error_output = result.content
             elif not result.is_error:
                 change = _change_text(call.name, args)
                 if change:
-                    final_change[str(args.get("path") or args.get("file_path"))] = change
+                    changes.setdefault(str(args.get("path") or args.get("file_path")), []).append(change)
+    ledger = ledger_of([m for step in [first_step or [], *elided] for m in step])
+    final_run = ledger.final_state()
+    still_failing = ledger.unresolved()
     last_call = last_step[0]
-    kept_test = any(_TEST_RE.search(str(_args(tc).get("command") or "")) for tc in last_call.tool_calls)  # type: ignore[union-attr]
-    final = last_test or last_exec
-    resolved = final is not None and not final[2]
+    kept_test = any(parse_test_command(str(_args(tc).get("command") or "")) is not None
+                    for tc in last_call.tool_calls)  # type: ignore[union-attr]
+    if final_run is not None:
+        resolved = not final_run.failed and not still_failing
+    else:
+        resolved = last_exec is not None and not last_exec[2]
     parts = [f"{NOTICE_PREFIX} {len(elided)} edit/exec steps between this step and the next were elided from the "
              f"context (originals are in the session journal)."]
     if tools:
@@ -277,17 +286,22 @@ def build_notice(elided: list[list[Message]], last_step: list[Message]) -> str:
         shown = list(dict.fromkeys(errors))[-MAX_ERRORS:]
         label = "Errors seen, resolved by the final outcome below" if resolved else "Errors seen"
         parts.append(f"{label}: " + " | ".join(shown) + ".")
-    if final_change:
-        shown = list(final_change.items())[-MAX_DIFFS:]
-        parts.append("Final change of each file in the elided steps:\n" + "\n".join(
-            f"--- {path}\n{change}" for path, change in shown) + "\n")
+    if changes:
+        shown = list(changes.items())[-MAX_DIFFS:]
+        parts.append("Changes to each file in the elided steps, in order:\n" + "\n".join(
+            f"--- {path}\n" + _capped("\n".join(edits), DIFF_CAP * 2) for path, edits in shown) + "\n")
     if last_error_output and not resolved and not kept_test:
         parts.append("Last error output (current):\n" + _capped(last_error_output, ERROR_TEXT_CAP) + "\n")
+    if still_failing and (final_run is None or still_failing[-1] is not final_run):
+        parts.append("Still failing: " + "; ".join(run.line() for run in still_failing) + ".")
     if kept_test:
         parts.append("Final outcome: see the last test run, kept verbatim right after this.")
-    elif final is not None:
-        state = "FAILING" if final[2] else "succeeded"
-        parts.append(f"Final outcome (current state, {state}): `{final[0]}` -> {final[1]}")
+    elif final_run is not None:
+        state = "FAILING" if final_run.failed or still_failing else "succeeded"
+        parts.append(f"Final outcome (current state, {state}): {final_run.line()}")
+    elif last_exec is not None:
+        state = "FAILING" if last_exec[2] else "succeeded"
+        parts.append(f"Final outcome (current state, {state}): `{last_exec[0]}` -> {last_exec[1]}")
     else:
         parts.append("Final outcome: no command ran in the elided steps; the next step is kept verbatim.")
     return " ".join(parts) + "]"

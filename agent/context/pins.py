@@ -189,7 +189,7 @@ def summary_counts(text: str) -> str:
 
 @dataclass(frozen=True)
 class ToolError:
-    """A failed tool result that is not a test run: ``name`` of the tool, ``output``, ``index``."""
+    """A failed command that is not a test run: ``name`` of the tool, ``output``, ``index``."""
 
     name: str
     output: str
@@ -235,9 +235,12 @@ class TestLedger:
         return runs[-1] if runs else None
 
 
-def ledger_of(messages: Sequence[Message]) -> TestLedger:
+def ledger_of(messages: Sequence[Message], *, is_exec: Callable[[str], bool] = lambda name: name == "bash"
+              ) -> TestLedger:
     """The ``TestLedger`` of ``messages`` (records): each bash-like call with a ``command`` that
-    runs tests, paired with its result by call id."""
+    runs tests, paired with its result by call id; failed results of other commands (tools for
+    which ``is_exec(name)``) are its ``errors`` (a refused or malformed call of another tool is
+    not a state of the code)."""
     ledger = TestLedger()
     calls: dict[str, str] = {}
     for index, m in enumerate(messages):
@@ -251,7 +254,7 @@ def ledger_of(messages: Sequence[Message]) -> TestLedger:
             command = calls.pop(m.tool_call_id, None)
             target = parse_test_command(command) if command is not None else None
             if target is None:
-                if looks_failed(m.content, m.is_error):
+                if command is not None and is_exec(m.name) and looks_failed(m.content, m.is_error):
                     ledger.errors.append(ToolError(name=m.name or "tool", output=m.content, index=index))
                 continue
             counts = summary_counts(m.content)
@@ -277,18 +280,22 @@ class Pins:
     #: when the message that stated it is summarised.
     mode: ModeMessage | None = None
 
-    def render(self, *, kept_ids: Iterable[str] = (), error_cap_chars: int = ERROR_CAP_CHARS) -> str:
+    def render(self, *, kept_ids: Iterable[str] = (), error_cap_chars: int = ERROR_CAP_CHARS,
+               instructions_cap_chars: int | None = None) -> str:
         """The pinned part of a summary message, as markdown sections. Messages whose id is in
-        ``kept_ids`` are in the kept part of the context already and are not repeated."""
+        ``kept_ids`` are in the kept part of the context already and are not repeated.
+        ``instructions_cap_chars``: the most characters the later instructions may take together
+        (``None``: no total cap): the newest stay verbatim, older ones are cut to their head and
+        tail, and the oldest to one line, so a long session of long instructions still fits."""
         kept = set(kept_ids)
         parts: list[str] = []
         if self.task is not None and self.task.id not in kept:
             parts.append("## Original task (verbatim)\n" + self.task.content)
         later = [m for m in self.instructions if m.id not in kept]
         if later:
-            parts.append("## Later user instructions (verbatim, in order; they amend the task)\n" + "\n\n".join(
-                f"--- user message {n} ---\n" + cap_middle(m.content, INSTRUCTION_CAP_CHARS)
-                for n, m in enumerate(later, 1)))
+            texts = _fit_instructions([m.content for m in later], instructions_cap_chars)
+            parts.append("## Later user instructions (in order; they amend the task)\n" + "\n\n".join(
+                f"--- user message {n} ---\n" + text for n, text in enumerate(texts, 1)))
         if self.plan_markdown and self.plan_markdown.strip():
             parts.append("## Current plan (step states as of now; follow it)\n" + self.plan_markdown.strip())
         unresolved = self.tests.unresolved()
@@ -298,7 +305,7 @@ class Pins:
                                        for run in unresolved))
         others = self.tests.recent_errors()
         if others:
-            parts.append("## Latest tool errors since the last passing test run (verbatim, capped)\n" + "\n\n".join(
+            parts.append("## Latest command errors since the last passing test run (verbatim, capped)\n" + "\n\n".join(
                 f"--- {error.name} result ---\n" + cap_middle(error.output, error_cap_chars) for error in others))
         final = self.tests.final_state()
         if final is not None:
@@ -314,6 +321,37 @@ class Pins:
             parts.append("## Files changed in this session\n" + "\n".join(f"- {p}" for p in shown)
                          + (f"\n- ... and {more} more" if more > 0 else ""))
         return "\n\n".join(parts)
+
+
+#: Characters an older instruction keeps when the instructions are over their total cap.
+SHORT_INSTRUCTION_CHARS = 600
+ONE_LINE_INSTRUCTION_CHARS = 160
+
+
+def _fit_instructions(texts: list[str], total_cap: int | None) -> list[str]:
+    """``texts`` (oldest first), each cut to ``INSTRUCTION_CAP_CHARS``, then, newest first, kept
+    verbatim while the total fits ``total_cap`` characters, else cut to
+    ``SHORT_INSTRUCTION_CHARS``, else to one line; what no longer fits even as one line is one
+    count line ("N earlier instructions left out"). Oldest first again on return."""
+    capped = [cap_middle(t, INSTRUCTION_CAP_CHARS) for t in texts]
+    if total_cap is None or sum(len(t) for t in capped) <= total_cap:
+        return capped
+    out: list[str] = []  # newest first while filling
+    used = 0
+    for index in range(len(capped) - 1, -1, -1):
+        text = capped[index]
+        short = cap_middle(text, SHORT_INSTRUCTION_CHARS)
+        one_line = " ".join(text.split())
+        one_line = one_line if len(one_line) <= ONE_LINE_INSTRUCTION_CHARS else \
+            one_line[:ONE_LINE_INSTRUCTION_CHARS - 1] + "… (cut; the full text is in the session journal)"
+        chosen = next((c for c in (text, short, one_line) if used + len(c) <= total_cap), None)
+        if chosen is None:  # not even one line fits: the older ones are counted, not shown
+            out.append(f"({index + 1} earlier instruction{'s' if index else ''} left out here for room; "
+                       "they are in the session journal)")
+            break
+        out.append(chosen)
+        used += len(chosen)
+    return out[::-1]
 
 
 def is_instruction(message: Message) -> bool:
@@ -342,6 +380,7 @@ def tool_changed_files(messages: Sequence[Message], *, is_mutating: Callable[[st
 
 def collect_pins(history: Sequence[Message], *, plan_markdown: str | None = None,
                  is_mutating: Callable[[str], bool] = lambda name: name in ("write", "edit"),
+                 is_exec: Callable[[str], bool] = lambda name: name == "bash",
                  extra_changed_files: Iterable[str] = ()) -> Pins:
     """The ``Pins`` of a whole conversation ``history`` (records, oldest first; summary messages
     of earlier compactions may be in it and are skipped). ``extra_changed_files``: files changed
@@ -351,7 +390,7 @@ def collect_pins(history: Sequence[Message], *, plan_markdown: str | None = None
     files += [p for p in extra_changed_files if p not in files]
     modes = [m.mode for m in history if isinstance(m, UserMessage) and m.mode is not None]
     return Pins(task=instructions[0] if instructions else None, instructions=instructions[1:],
-                plan_markdown=plan_markdown, tests=ledger_of(history), changed_files=files,
+                plan_markdown=plan_markdown, tests=ledger_of(history, is_exec=is_exec), changed_files=files,
                 mode=modes[-1] if modes else None)
 
 

@@ -52,6 +52,14 @@ from .retry import call_with_retries
 from .tool_calls import ToolCallsMixin
 
 
+class RequestTooLarge(ProviderError):
+    """The next request is over the hard limit (the window minus the reserved output) and could
+    not be reduced: it was never sent. ``kind`` is ``context_window``; ``message`` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("context_window", message)
+
+
 class Agent(ToolCallsMixin):
     """Runs turns against one conversation history.
 
@@ -238,7 +246,8 @@ class Agent(ToolCallsMixin):
         try:
             return self._call_model(emit, cancel)
         except ProviderError as exc:
-            if exc.kind != "context_window" or cancel.is_set():
+            if (exc.kind != "context_window" or cancel.is_set() or isinstance(exc, RequestTooLarge)
+                    or self.config.compaction.mode != "auto"):
                 raise
             emit(Notice(message="The request exceeded the model's context window: compacting and retrying once."))
             if self.compactor.compact(None, emit, cancel, min_saving=0.0) is None:
@@ -251,12 +260,14 @@ class Agent(ToolCallsMixin):
         first, and when it cannot, a ``context_window`` ``ProviderError`` is raised instead."""
         limit = self.compactor.request_limit()
         if limit is not None and self.compactor.request_tokens() > limit:
-            if not self.compactor.make_room(emit, cancel):
+            mode = self.config.compaction.mode
+            if mode != "auto" or not self.compactor.make_room(emit, cancel):
                 tokens = self.compactor.request_tokens()
-                raise ProviderError("context_window", (
-                    f"the request holds {tokens} tokens and cannot be brought under the limit of {limit} "
-                    f"(the context window minus the tokens reserved for the reply), even after compaction; "
-                    "start a new session (/clear) or use a model with a larger window"))
+                what = (f"compaction is {mode}: /compact makes room, or --compaction auto" if mode != "auto"
+                        else "even after compaction; start a new session (/clear) or use a model with a larger window")
+                raise RequestTooLarge(
+                    f"the request holds {tokens} tokens, over the limit of {limit} (the context window minus the "
+                    f"tokens reserved for the reply); it was not sent: {what}")
         request = self.build_request()
         self._sent_view = self.context_view()
         self._sent_count = len(self._sent_view)

@@ -75,6 +75,7 @@ class Compactor:
         self.thrash = 0
         self.requests_since: int | None = None  # None: no compaction yet in this process
         self._failed_at: int | None = None  # estimated tokens when auto-compaction last failed
+        self._summary_failed_here = False  # a summary call failed since the last model call
 
     def restore(self, record: dict[str, Any]) -> bool:
         """Rebuild the compacted view from a journal ``{"kind": "compaction"}`` record (resume).
@@ -126,6 +127,7 @@ class Compactor:
 
     def note_request(self) -> None:
         """Count one model call (the thrash guard measures steps between compactions)."""
+        self._summary_failed_here = False
         if self.requests_since is not None:
             self.requests_since += 1
 
@@ -160,7 +162,9 @@ class Compactor:
         if cancel.is_set():
             return False
         recent = self.requests_since is not None and self.requests_since < self.agent.config.compaction.min_steps_between
-        self.compact(None, emit, cancel, thrash=recent, min_saving=0.0, keep_last=2, fallback_digest=True)
+        # a summary call that failed at this safe point is not tried again: the digest stands in
+        self.compact(None, emit, cancel, thrash=recent, min_saving=0.0, keep_last=2, fallback_digest=True,
+                     digest_only=self._summary_failed_here)
         if self.request_tokens() <= limit:
             return True
         self.compact(None, emit, cancel, summarize=False, min_saving=0.0, target_tokens=int(limit * 0.9), keep_last=2)
@@ -170,7 +174,7 @@ class Compactor:
     def compact(self, focus: str | None, emit: Emit, cancel: threading.Event | None = None, *,
                 thrash: bool = False, min_saving: float = 0.05, summarize: bool = True,
                 target_tokens: int | None = None, keep_last: int | None = None,
-                fallback_digest: bool = False) -> CompactionDone | None:
+                fallback_digest: bool = False, digest_only: bool = False) -> CompactionDone | None:
         """Compact the view now; returns the emitted ``CompactionDone``, or ``None`` after a notice.
 
         ``focus``: what the summary should keep (``/compact focus``). ``thrash``: this
@@ -180,7 +184,8 @@ class Compactor:
         ``keep_last``: the least messages kept verbatim (default ``keep_last_messages``; the hard
         limit passes 2). ``fallback_digest``: a failed summary call is replaced by a list of the
         older steps built by code (``compaction.digest_summary``) instead of leaving the view
-        unchanged. Never raises for model errors.
+        unchanged. ``digest_only``: make no summary call, use the digest. Never raises for model
+        errors.
         """
         agent = self.agent
         cancel = cancel or threading.Event()
@@ -195,12 +200,11 @@ class Compactor:
             target_fraction = min(target_fraction, target_tokens / window)
         limit = self.request_limit()
         pins = collect_pins(agent.history, plan_markdown=self.plan_source(), is_mutating=self._is_mutating,
+                            is_exec=lambda name: self._capability_of(name) == "exec",
                             extra_changed_files=self._changed_files())
-        steps = settings.strip_reasoning_after_steps
-        if steps is None and "strip_reasoning_after_turns" not in settings.model_fields_set:
-            steps = 3
+        steps = settings.reasoning_steps_kept()
         result = compact(
-            view, summarize=(lambda request: self._summarize(request, emit, cancel)) if summarize else None,
+            view, summarize=(lambda request: self._summarize(request, emit, cancel, digest_only)) if summarize else None,
             keep_last=settings.keep_last_messages if keep_last is None else keep_last, focus=focus,
             strip_reasoning_after_turns=settings.strip_reasoning_after_turns, strip_reasoning_after_steps=steps,
             provider_requires_reasoning=agent.config.send_reasoning_back,
@@ -261,8 +265,19 @@ class Compactor:
                 handle.write(message.content)
         return str(path.resolve())
 
-    def _summarize(self, messages: list[dict[str, Any]], emit: Emit, cancel: threading.Event) -> str:
-        """One summarisation call through the agent's provider (retried like main calls)."""
+    def _summarize(self, messages: list[dict[str, Any]], emit: Emit, cancel: threading.Event,
+                   digest_only: bool = False) -> str:
+        """One summarisation call through the agent's provider (retried like main calls); a
+        failure is remembered until the next model call. ``digest_only``: no call, raises."""
+        if digest_only:
+            raise ProviderError("unknown", "the summary call failed a moment ago; not tried again")
+        try:
+            return self._summary_call(messages, emit, cancel)
+        except Exception:
+            self._summary_failed_here = True
+            raise
+
+    def _summary_call(self, messages: list[dict[str, Any]], emit: Emit, cancel: threading.Event) -> str:
         agent = self.agent
         request = ModelRequest(model=agent.model, messages=messages, purpose="summary",
                                api_base=agent.config.api_base, temperature=agent.config.temperature)

@@ -52,7 +52,7 @@ def test_final_outcome_in_notice_is_the_last_run():
     msgs = loop(9) + step(99, "edit", {"path": "README.md"}, "ok")
     out, _ = aggregate_developer_loops(msgs, min_steps=5)
     notice = next(m.content for m in out if isinstance(m, ToolResultMessage) and NOTICE_PREFIX in m.content)
-    assert "Final outcome (current state, succeeded): `pytest -q` -> 3 passed" in notice
+    assert "Final outcome (current state, succeeded): `pytest -q` -> passing (3 passed)" in notice
     assert "resolved" in notice
 
 
@@ -82,8 +82,9 @@ def test_a_text_reply_or_a_trailing_read_ends_a_run():
     assert out[-2:] == trailing[-2:] and trailing[-2].id not in ids  # the read after the run stays
 
 
-def test_notice_keeps_the_final_change_of_each_file_and_the_current_error():
+def test_notice_keeps_each_files_changes_in_order_and_the_current_error():
     msgs = [UserMessage(content="fix it")]
+    msgs += step(9, "bash", {"command": "pytest -q"}, "E   AssertionError: first\n1 failed", is_error=True)
     msgs += step(0, "edit", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}, "ok")
     msgs += step(1, "bash", {"command": "pytest -q"}, "E   AssertionError: boom\n1 failed", is_error=True)
     msgs += step(2, "edit", {"path": "a.py", "old_string": "x = 2", "new_string": "x = 3"}, "ok")
@@ -94,7 +95,8 @@ def test_notice_keeps_the_final_change_of_each_file_and_the_current_error():
     msgs += step(6, "edit", {"path": "README.md", "old_string": "a", "new_string": "b"}, "ok")
     out, ids = aggregate_developer_loops(msgs, min_steps=5)
     notice = out[2].content
-    assert "-x = 2\n+x = 3" in notice and "x = 1" not in notice.split("Final change")[1].split("b.py")[0]
+    changes = notice.split("Changes to each file in the elided steps, in order:")[1]
+    assert changes.index("-x = 1\n+x = 2") < changes.index("-x = 2\n+x = 3")  # every edit, in order
     assert "--- b.py\n(written whole: 2 lines" in notice
     assert "Last error output (current):\nTraceback" in notice and "NameError: nope" in notice
 
@@ -119,3 +121,20 @@ def test_build_notice_without_commands():
     steps = [step(i, "edit", {"path": "a.py"}, "ok") for i in range(3)]
     text = build_notice(steps[1:2], steps[2])
     assert "no command ran" in text and text.endswith("]")
+
+
+def test_a_passing_subset_run_in_a_loop_never_reads_as_resolving_a_wider_failure():
+    msgs = [UserMessage(content="fix stats")]
+    msgs += step(0, "bash", {"command": "python -m pytest -q"}, "FAILED tests/test_stats.py::test_median\n1 failed, 7 passed",
+                 is_error=True)
+    for i in range(1, 6):
+        msgs += step(i, "edit", {"path": "calc/stats.py", "old_string": f"v{i}", "new_string": f"v{i + 1}"}, "ok")
+    msgs += step(6, "bash", {"command": "python -m pytest -q tests/test_stats.py::test_clamp 2>&1; cat logs/app.log | tail -40"},
+                 "1 passed in 0.01s\n2026-01-01 INFO worker 120 processed batch ok")
+    msgs += step(7, "edit", {"path": "README.md", "old_string": "a", "new_string": "b"}, "ok")
+    out, _ = aggregate_developer_loops(msgs, min_steps=5)
+    notice = out[2].content
+    assert "resolved by the final outcome" not in notice
+    # the widest run is the state: the later passing subset run does not replace it
+    assert "Final outcome (current state, FAILING): `python -m pytest -q` -> FAILING (1 failed, 7 passed)" in notice
+    assert "processed batch ok" not in notice

@@ -92,20 +92,24 @@ def test_plan_and_unresolved_errors_pinned_resolved_dropped():
                       is_error=True, args={"command": "python x.py"})
     msgs += read_step(11, content="FAILED t::a\n1 failed", name="bash", is_error=True, args={"command": "pytest -q"})
     msgs += read_step(12, content="3 passed", name="bash", args={"command": "pytest -q"})
-    msgs += read_step(13, content="Error: no such file late.py", name="read", is_error=True)
+    msgs += read_step(13, content="Error: no such file late.py", name="bash", is_error=True,
+                      args={"command": "python late.py"})
+    msgs += read_step(14, content="Error: invalid arguments for read", name="read", is_error=True)
     msgs += history(6)[1:]
     r = compact(msgs, summarize=ok_summary, keep_last=4, plan_markdown="1. [ ] step one (a.py)")
     assert r.ok
     text = r.summary_message.content
     assert "1. [ ] step one (a.py)" in text
     assert "no such file late.py" in text  # after the last passing test: unresolved, verbatim
+    assert "invalid arguments for read" not in text  # a refused or malformed call is no state of the code
     assert "ValueError: early" not in text  # resolved by the later passing run
     assert "widest run, latest: `pytest -q` -> passing (3 passed)" in text
 
 
 def test_error_outputs_capped():
     long_err = "Error: " + "e" * 10000
-    msgs = history(3) + read_step(10, content=long_err, is_error=True) + history(6)[1:]
+    msgs = history(3) + read_step(10, content=long_err, name="bash", is_error=True, args={"command": "make"}) \
+        + history(6)[1:]
     r = compact(msgs, summarize=ok_summary, keep_last=4, error_output_cap_chars=500)
     assert r.ok and "characters left out" in r.summary_message.content
     assert len(r.summary_message.content) < 2000

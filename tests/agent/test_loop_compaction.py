@@ -223,3 +223,53 @@ def test_one_long_turn_of_bash_steps_compacts_and_never_goes_over_the_window(tmp
     assert agent.compactor.thrash == 0
     assert not any("Nothing to compact" in n.message for n in rec.of(Notice))
     assert_every_request_valid(provider)
+
+
+def test_compaction_off_or_manual_never_compacts_and_never_sends_over_the_limit(tmp_path):
+    """--compaction off / manual: the hard limit is still kept, but by stopping with a clear
+    error naming the mode, not by compacting behind the user's back."""
+    for mode in ("off", "manual"):
+        replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "content": SUMMARY}] * 4
+        (tmp_path / mode).mkdir()
+        session, provider = make(tmp_path / mode, replies, window=5000, mode=mode)
+        rec = Recorder()
+        result = session.run_turn(TASK, rec, threading.Event())
+        assert result.stop_reason == "error" and f"compaction is {mode}" in result.final_text
+        assert not rec.of(CompactionDone) and not [r for r in provider.requests if r.purpose == "summary"]
+        assert not any("compacting and retrying" in n.message for n in rec.of(Notice))
+        agent = session.agent
+        assert all(request_tokens(agent, r) <= agent.compactor.request_limit() for r in main_requests(provider))
+
+
+def test_a_failing_summary_is_tried_once_per_safe_point(tmp_path):
+    """The summariser errors: at the safe point where auto-compaction tried it, the hard limit's
+    compaction uses the digest at once instead of a second round of summary calls."""
+    replies = reads(8) + [{"content": "Done."}] + [{"for": "summary", "error": "auth"}] * 20
+    session, provider = make(tmp_path, replies, window=9000)
+    big_files(session)
+    rec = Recorder()
+    assert session.run_turn(TASK, rec, threading.Event()).stop_reason == "done"
+    timeline = [r.purpose for r in provider.requests]
+    runs = "".join("s" if p == "summary" else "m" for p in timeline).split("m")
+    assert max(len(run) for run in runs) == 1, timeline  # one summary attempt between two main calls
+    assert rec.of(CompactionDone)
+
+
+def test_the_plan_is_in_the_context_once_with_its_current_step_states(tmp_path):
+    """After a compaction the plan-execution prompt kept in the tail no longer carries its
+    checklist as it was when sent; the summary pins the current one."""
+    from agent.context.compaction.rewrite import PLAN_PROMPT_STAND_IN
+    from agent.plan.model import Plan
+
+    replies = ([{"tool_calls": [{"name": "update_plan", "arguments": {"step": 1, "status": "done"}}]}]
+               + reads(8) + [{"content": "Done."}] + [{"for": "summary", "content": SUMMARY}] * 4)
+    session, provider = make(tmp_path, replies, window=6000, keep_last_messages=40)
+    plan = Plan.model_validate({"title": "Port the loader", "steps": [
+        {"description": "Read the loader", "files": ["f0.py"]}, {"description": "Port it", "files": ["f1.py"]}]})
+    rec = Recorder()
+    session.execute_plan(plan, rec, threading.Event())
+    after = [r for r in main_requests(provider) if r.messages[1]["content"].startswith(SUMMARY_HEADER)]
+    assert rec.of(CompactionDone) and after
+    text = "\n".join(m.get("content") or "" for m in after[0].messages)
+    assert text.count("Read the loader") == 1 and "[x] Read the loader" in text
+    assert PLAN_PROMPT_STAND_IN in text or "[ ] Read the loader" not in text

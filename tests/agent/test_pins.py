@@ -122,3 +122,33 @@ def test_compaction_pins_from_the_whole_history_once_each():
         assert needle in text
     assert text.count("TASK: fix totals") == 1 and text.count("LATER: no new dependencies") == 1
     assert "pinned" not in second.pinned and {"task", "instructions", "unresolved errors", "test state"} <= set(second.pinned)
+
+
+def test_many_long_instructions_fit_their_share_newest_verbatim_oldest_cut():
+    """30 later instructions of ~1.4 KB each: pinned together within the cap, the newest kept
+    verbatim, older ones cut to head and tail, the oldest to one line (a long session of long
+    instructions must not outgrow the window)."""
+    msgs = [UserMessage(content="TASK")]
+    msgs += [UserMessage(content=f"LONGINSTR-{n}: " + "keep the public API stable and document it. " * 32)
+             for n in range(30)]
+    pins = collect_pins(msgs)
+    text = pins.render(instructions_cap_chars=5400)
+    section = text.split("## Later user instructions")[1]
+    assert len(section) < 5400 + 30 * 40  # the cap plus the per-message headers
+    assert msgs[-1].content in section and msgs[-2].content in section  # the newest, verbatim
+    assert "characters left out" in section  # then shortened to head and tail
+    assert "earlier instructions left out here for room; they are in the session journal" in section
+    assert section.index("LONGINSTR-27:") < section.index("LONGINSTR-29:")  # in order
+    assert len(pins.render()) > 40000  # without a cap all of them would be verbatim
+
+
+def test_reasoning_pruning_counts_steps_unless_only_the_old_turns_key_is_set(monkeypatch):
+    from agent.config.settings import CompactionSettings, Settings
+
+    assert CompactionSettings().reasoning_steps_kept() == 3
+    assert CompactionSettings(strip_reasoning_after_steps=5).reasoning_steps_kept() == 5
+    assert CompactionSettings(strip_reasoning_after_turns=2).reasoning_steps_kept() is None  # counts turns
+    both = CompactionSettings(strip_reasoning_after_turns=2, strip_reasoning_after_steps=0)
+    assert both.reasoning_steps_kept() == 0  # the new key wins: 0 = off
+    monkeypatch.setenv("OPENCLI_COMPACTION__STRIP_REASONING_AFTER_TURNS", "1")
+    assert Settings().compaction.reasoning_steps_kept() is None

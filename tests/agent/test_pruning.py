@@ -84,3 +84,23 @@ def test_dicts_reasoning_content_removed():
     out, ids = prune_reasoning(msgs, 1)
     assert out[1] == {"role": "assistant", "content": "a"} and ids == ["#1"]
     assert msgs[1]["reasoning_content"] == "r"
+
+
+def test_pruning_by_steps_reaches_into_one_long_turn_and_spares_current_signed_thinking():
+    """One user turn, six assistant steps: counting steps prunes all but the last three (counting
+    turns would prune nothing); dicts of the current turn that carry Anthropic thinking blocks
+    keep them."""
+    from agent.context.pruning import prune_reasoning as prune
+    from agent.messages import AssistantMessage as A, UserMessage as U
+
+    msgs = [U(content="one long task")] + [A(content=f"<think>r{i}</think>step {i}", reasoning_content=f"rc{i}")
+                                            for i in range(6)]
+    out, ids = prune(msgs, keep_last_steps=3)
+    assert ids == [m.id for m in msgs[1:4]]
+    assert [m.content for m in out[1:4]] == ["step 0", "step 1", "step 2"] and out[1].reasoning_content is None
+    assert out[4:] == msgs[4:]
+    assert prune(msgs, 3)[1] == []  # by turns: the only turn is the current one
+    signed = [{"role": "user", "content": "task"}] + [
+        {"role": "assistant", "content": f"a{i}", "thinking_blocks": [{"type": "thinking", "signature": "s"}]}
+        for i in range(5)]
+    assert prune(signed, keep_last_steps=1)[1] == []

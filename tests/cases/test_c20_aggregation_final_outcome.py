@@ -50,5 +50,8 @@ def test_c20_outcome_survives_a_misleading_summariser():
     result = compact(msgs, summarize=stub, keep_last=4, min_saving=0.0)
     assert result.ok and pairing_ok(result.view)
     text = "\n".join(m.get("content") or "" for m in result.view)
-    assert "Final outcome (current state, succeeded): `pytest -q tests/test_dates.py` -> 4 passed" in text
+    # the outcome computed by code is in the view whatever the summariser says: in the kept
+    # aggregation notice, or pinned as the test state when that step was summarised
+    assert ("Final outcome (current state, succeeded): `pytest -q tests/test_dates.py` -> passing (4 passed" in text
+            or "widest run, latest: `pytest -q tests/test_dates.py` -> passing (4 passed" in text)
     assert result.view[-2:] == msgs[-2:]

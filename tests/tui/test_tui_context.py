@@ -8,7 +8,8 @@ import json
 
 from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.events import ContextUsage
-from tui.screens.compaction_inspector import CompactionInspectorScreen, format_record, load_compactions
+from tui.screens.compaction_inspector import (CompactionInspectorScreen, compaction_line, format_record, header_text,
+                                              load_compactions, summary_text)
 from tui.screens.context_breakdown import ContextBreakdownScreen
 from tui.widgets.blocks import NoticeBlock
 from tui.widgets.compaction_mark import CompactionMark, mark_text
@@ -28,6 +29,51 @@ def history_replies(turns: int = 4) -> list[dict]:
 
 async def usage(app, used: int, window: int = 200_000, approximate: bool = True) -> None:
     await app.handler.handle(ContextUsage(used_tokens=used, window_tokens=window, approximate=approximate))
+
+
+BIG = "".join(f"line {i}: collected test output\n" for i in range(2000))
+
+
+def write_journal(tmp_path, records: list[dict]):
+    path = tmp_path / "journal.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def call(n: int, name: str = "bash") -> dict:
+    return {"id": f"call_{n}", "name": name, "arguments": json.dumps({"command": f"pytest -q #{n}"})}
+
+
+def stub_journal() -> list[dict]:
+    """A journal with two compactions: one with a summary, two aggregated runs and a stubbed
+    result; then a rewrite without summary (thrash) that rebuilt the summary message."""
+    def step(n: int, result_id: str) -> list[dict]:
+        return [{"id": f"m_a{n}", "role": "assistant", "content": None, "tool_calls": [call(n)]},
+                {"id": result_id, "role": "tool", "tool_call_id": f"call_{n}", "name": "bash", "content": f"out {n}"}]
+
+    # run 1: step 1 kept (its result m_r1 gets the notice), m_e1 and m_e2 elided;
+    # run 2: step 4 kept (m_r3 gets the notice), m_e3 elided
+    messages = [{"id": "m_u1", "role": "user", "content": "fix the tests"},
+                *step(1, "m_r1"), *step(2, "m_e1"), *step(3, "m_e2"), *step(4, "m_r3"), *step(5, "m_e3")]
+    messages += [{"id": "m_a6", "role": "assistant", "content": None, "tool_calls": [call(6, "read")]},
+                 {"id": "m_big", "role": "tool", "tool_call_id": "call_6", "name": "read", "content": BIG}]
+    records = [{"kind": "message", "message": m} for m in messages]
+    notice = "out {n}\n\n[aggregated: 2 edit/exec steps between this step and the next were elided ...]"
+    stub = BIG[:300] + "\n[... stubbed at compaction: 60000 characters of this tool result left out ...]\n" + BIG[-200:]
+    summary = {"id": "m_s", "role": "user", "origin": "summary", "content": "## Pinned\ntask\n## Summary\nS1"}
+    records.append({
+        "kind": "compaction", "tokens_before": 9000, "tokens_after": 3000, "summary": "S1", "thrash": False,
+        "summarized_ids": ["m_u1"], "pruned_ids": [], "aggregated_ids": ["m_e1", "m_e2", "m_e3"],
+        "stubbed_ids": ["m_big"], "pinned": ["task", "test state", "changed files"],
+        "rewritten": [summary,
+                      {"id": "m_r1", "role": "tool", "tool_call_id": "call_1", "name": "bash", "content": notice.format(n=1)},
+                      {"id": "m_r3", "role": "tool", "tool_call_id": "call_4", "name": "bash", "content": notice.format(n=4)},
+                      {"id": "m_big", "role": "tool", "tool_call_id": "call_6", "name": "read", "content": stub}]})
+    records.append({
+        "kind": "compaction", "tokens_before": 7000, "tokens_after": 5000, "summary": "", "thrash": True,
+        "summarized_ids": [], "pruned_ids": [], "aggregated_ids": [], "stubbed_ids": [], "pinned": ["task"],
+        "rewritten": [{**summary, "content": "## Pinned\ntask (rebuilt)\n## Summary\nS1"}]})
+    return records
 
 
 class TestMeterText:
@@ -122,6 +168,68 @@ class TestBreakdown:
             await ui.wait_for(pilot, lambda: isinstance(app.screen, ContextBreakdownScreen), what="F2")
 
 
+    async def test_rows_add_up_to_the_request_builders_count(self, make_app, ui) -> None:
+        """The breakdown counts with the loop's budget: its sent rows sum to what the loop's
+        ``budget.estimate`` gives for the next request (before any reported usage), and the meter
+        shows the figure the loop counted for its last request."""
+        app, provider = make_app([
+            {"content": "Let me look.", "reasoning_content": "the operator " * 40,
+             "tool_calls": [{"name": "bash", "arguments": {"command": "pytest -q"}}]},
+            {"content": "Found it: `a - b`."},
+            {"for": "summary", "content": SUMMARY},
+        ], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "why does add subtract? " + "E   assert 1 == 3\n" * 30)
+            await ui.wait_turn(pilot, app)
+            agent = app.session.agent
+            assert agent.budget.used_prompt_tokens is None  # no usage scripted: all local
+            # the meter shows what the loop counted for its last request
+            sent = agent.context_view()[:agent._sent_count]  # the view the last request was built from
+            last = agent.budget.request_tokens(agent.system_prompt, sent, provider.requests[-1].tools)
+            assert app.query_one(ContextMeter).used_tokens == last
+            await pilot.press("f2")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, ContextBreakdownScreen)
+                              and app.screen.breakdown is not None, what="the breakdown")
+            breakdown = app.screen.breakdown
+            expected = agent.budget.estimate(agent.system_prompt, agent.context_view(), agent._offered_schemas())
+            assert expected.reported_tokens is None
+            assert breakdown.total == expected.tokens
+            sent = [row[1] for row in breakdown.rows if row[0] != "reasoning"]
+            assert sum(sent) == expected.tokens  # reasoning is not sent back to this provider
+            assert breakdown.tokens("reasoning") > 0
+            assert breakdown.tokenizer == agent.budget.tokenizer
+            table = app.screen.query_one("#breakdown-table")
+            assert "characters / 4" not in str(table.render())
+
+    def test_summary_is_found_by_origin_and_every_part_is_counted(self) -> None:
+        """Unit: a summary message is the one with ``origin == "summary"`` (not its text), an
+        assistant message's calls and sent reasoning are split off without changing its total,
+        and the rows equal ``request_tokens`` for a margined (non-OpenAI) model too."""
+        from types import SimpleNamespace
+
+        from agent.context.context_budget import ContextBudget
+        from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+        from tui.context_ui import compute_breakdown
+
+        view = [UserMessage(content="Summary of the earlier part", origin="summary"),
+                UserMessage(content=SUMMARY_HEADER + " but typed by the user"),
+                AssistantMessage(content="run it", reasoning_content="why " * 50,
+                                 tool_calls=[ToolCall(id="c1", name="bash", arguments='{"command": "ls"}')]),
+                ToolResultMessage(tool_call_id="c1", name="bash", content="a.py\nb.py\n" * 40)]
+        tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+        for budget in (ContextBudget("anthropic/claude-sonnet-4"), ContextBudget("openai/gpt-4.1", include_reasoning=True)):
+            agent = SimpleNamespace(system_prompt="You are a coding agent.", budget=budget,
+                                    context_view=lambda: view, _offered_schemas=lambda: tools)
+            b = compute_breakdown(agent, 8000)
+            assert b.total == budget.request_tokens(agent.system_prompt, view, tools)
+            assert b.total == budget.estimate(agent.system_prompt, view, tools).tokens
+            summary = next(r for r in b.rows if r[0] == "compaction summary")
+            assert summary[1] == budget.message_tokens(view[0]) and summary[2] == 1
+            assert b.tokens("tool results") > budget.message_tokens(view[3])  # the call is counted there
+            assert b.tokens("reasoning") > 0
+
+
 class TestCompact:
     async def test_compact_marks_the_conversation_and_opens_the_inspector(self, make_app, ui) -> None:
         replies = history_replies(4) + [{"for": "summary", "content": SUMMARY}]
@@ -208,6 +316,56 @@ class TestCompact:
             assert len(entries) == 1 and entries[0].summary == SUMMARY
 
 
+class TestInspectorScreen:
+    async def test_stubs_notices_and_a_compaction_without_summary(self, make_app, ui, tmp_path) -> None:
+        path = write_journal(tmp_path, stub_journal())
+        app, _ = make_app([], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            screen = CompactionInspectorScreen(path)
+            await app.push_screen(screen)
+            await ui.wait_for(pilot, lambda: screen.entries is not None, what="the journal")
+            assert screen.current.number == 2  # the latest first
+            assert screen.query_one("#ci-replacement-label").render().plain == "No model summary"
+            assert screen.replacement_text.startswith("No model summary")
+            assert "⚠ thrash" in screen.header_text and "Pinned by code: task" in screen.header_text
+            await pilot.press("up")  # the first compaction
+            await pilot.pause()
+            assert screen.current.number == 1 and "Pinned by code: task, test state, changed files" in screen.header_text
+            assert screen.query_one("#ci-replacement-label").render().plain == "Summary"
+            messages = screen.query_one("#ci-messages")
+            lines = [str(messages.get_option_at_index(i).prompt) for i in range(messages.option_count)]
+            assert any(line.startswith("T m_big tool:read") for line in lines)
+            assert any(line.startswith("N m_r3 tool:bash") for line in lines)
+            messages.focus()
+            for _ in range(lines.index(next(line for line in lines if line.startswith("T m_big"))) + 1):
+                await pilot.press("down")
+            await pilot.pause()
+            assert screen.query_one("#ci-replacement-label").render().plain.startswith("Stubbed:")
+            assert "line 1999: collected test output" in screen.original_text  # the whole original
+            assert "stubbed at compaction" in screen.replacement_text
+            assert "line 1999" in screen.replacement_text and "line 1000:" not in screen.replacement_text
+            assert screen.select_message("m_e3")
+            assert "id m_r3" in screen.replacement_text and "[aggregated:" in screen.replacement_text
+
+
+    async def test_the_chosen_compaction_is_scrolled_into_view(self, make_app, ui, tmp_path) -> None:
+        records = stub_journal()
+        compaction = records[-2]
+        records += [{**compaction, "tokens_before": 9000 + n, "tokens_after": 3000} for n in range(1, 9)]
+        path = write_journal(tmp_path, records)
+        app, _ = make_app([], context_window=200_000)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            screen = CompactionInspectorScreen(path, tokens_before=9008, tokens_after=3000)
+            await app.push_screen(screen)
+            await ui.wait_for(pilot, lambda: screen.entries is not None, what="the journal")
+            await pilot.pause()
+            options = screen.query_one("#ci-compactions")
+            assert screen.current.number == 10 and options.highlighted == 9
+            assert options.scroll_offset.y > 0  # the list (8 rows high) shows the 10th line
+
+
 class TestInspectorUnits:
     def test_loader_pairs_originals_with_replacements(self, tmp_path) -> None:
         path = tmp_path / "s.jsonl"
@@ -217,13 +375,13 @@ class TestInspectorUnits:
                                             "reasoning_content": "long thought"}},
             {"kind": "compaction", "tokens_before": 900, "tokens_after": 300, "summary": "S1",
              "summarized_ids": ["m_u1"], "pruned_ids": ["m_a1"], "aggregated_ids": ["m_zz"],
-             "rewritten": [{"id": "m_s", "role": "user", "content": SUMMARY_HEADER + "\nS1"},
+             "rewritten": [{"id": "m_s", "role": "user", "origin": "summary", "content": "pins\nS1"},
                            {"id": "m_a1", "role": "assistant", "content": "ok"}]},
         ]
         path.write_text("\n".join(json.dumps(r) for r in records) + "\n{torn", encoding="utf-8")
         warnings: list[str] = []
         [entry] = load_compactions(path, warnings)
-        assert warnings and entry.counts() == {"summarized": 1, "pruned": 1, "aggregated": 1}
+        assert warnings and entry.counts() == {"summarized": 1, "pruned": 1, "aggregated": 1, "stubbed": 0}
         by_id = {m.id: m for m in entry.messages}
         assert by_id["m_u1"].replacement["id"] == "m_s"
         assert by_id["m_a1"].replacement["content"] == "ok"
@@ -235,3 +393,43 @@ class TestInspectorUnits:
     def test_mark_text(self) -> None:
         assert mark_text(182_000, 41_000, 120, 8, 14) == (
             "⟲ context compacted: 182k → 41k tokens (summarized 120, pruned 8, aggregated 14) — Enter/click to inspect")
+        assert mark_text(9_000, 4_000, 0, 2, 6, 3, thrash=True, pinned=4) == (
+            "⟲ context compacted: 9k → 4k tokens (no summary, pruned 2, aggregated 6, stubbed 3, 4 pinned) ⚠ thrash"
+            " — Enter/click to inspect")
+
+    def test_summary_is_the_record_with_the_summary_origin(self, tmp_path) -> None:
+        """A user message that only starts like a summary is not taken for one."""
+        path = write_journal(tmp_path, [
+            {"kind": "message", "message": {"id": "m_u1", "role": "user", "content": "task"}},
+            {"kind": "compaction", "summary": "S", "summarized_ids": ["m_u1"],
+             "rewritten": [{"id": "m_fake", "role": "user", "content": SUMMARY_HEADER + " typed by hand"},
+                           {"id": "m_s", "role": "user", "origin": "summary", "content": "pins + S"}]}])
+        [entry] = load_compactions(path)
+        assert entry.summary_message["id"] == "m_s" and entry.messages[0].replacement["id"] == "m_s"
+
+    def test_stubs_notices_pins_thrash_and_no_summary(self, tmp_path) -> None:
+        path = write_journal(tmp_path, stub_journal())
+        [first, second] = load_compactions(path)
+        assert first.has_model_summary and not first.thrash
+        by_id = {m.id: m for m in first.messages}
+        # two aggregated runs: each elided step points to the notice of its own run
+        assert by_id["m_e1"].how == "aggregated" and by_id["m_e1"].replacement["id"] == "m_r1"
+        assert by_id["m_e2"].replacement["id"] == "m_r1"
+        assert by_id["m_e3"].replacement["id"] == "m_r3"
+        assert by_id["m_r1"].how == "notice" and by_id["m_r3"].how == "notice"
+        assert "[aggregated:" in by_id["m_r1"].replacement["content"]
+        # the stub is listed with its own tag, the original beside it
+        stub = by_id["m_big"]
+        assert stub.how == "stubbed" and stub.original["content"] == BIG
+        assert "stubbed at compaction" in stub.replacement["content"]
+        assert first.pinned == ["task", "test state", "changed files"]
+        assert [m.how for m in first.messages].count("stubbed") == 1 == first.counts()["stubbed"]
+        # the second one is a rewrite without summary, forced too soon
+        assert not second.has_model_summary and second.thrash
+        text = summary_text(second)
+        assert text.startswith("No model summary") and "rebuilt around the current pins" in text
+        assert "no summary" in compaction_line(second) and "⚠ thrash" in compaction_line(second)
+        header = header_text(first)
+        assert "stubbed 1" in header and "Pinned by code: task, test state, changed files" in header
+        assert "thrash" not in header and "thrash" in header_text(second)
+

@@ -10,7 +10,9 @@ import json
 import pytest
 
 from agent.context.compaction.summary import SUMMARY_HEADER
+from agent.context.compaction.tail import stub_tool_result
 from agent.events import CompactionDone, ContextUsage
+from agent.messages import message_from_dict
 from tui.screens.compaction_inspector import CompactionInspectorScreen
 from tui.widgets.prompt_input import PromptInput
 
@@ -34,17 +36,40 @@ def journal_records() -> list[dict]:
         {"id": "m_000000000005", "role": "user", "content": "Yes, fix it and run the tests."},
     ]
     records = [{"kind": "message", "message": m} for m in messages]
-    summary_message = {"id": "m_00000000000s", "role": "user",
+    summary_message = {"id": "m_00000000000s", "role": "user", "origin": "summary",
                        "content": f"{SUMMARY_HEADER}\n\nOriginal task: Why does add() in calc.py subtract?\n\n{SUMMARY}"}
     records.append({
         "kind": "compaction", "time": 0, "focus": "the calc bug", "tokens_before": 182_000, "tokens_after": 41_000,
         "summary": SUMMARY, "history_length": 5,
         "view_ids": ["m_00000000000s", "m_000000000004", "m_000000000005"],
         "summarized_ids": ["m_000000000001", "m_000000000002", "m_000000000003"],
-        "pruned_ids": ["m_000000000004"], "aggregated_ids": [],
+        "pruned_ids": ["m_000000000004"], "aggregated_ids": [], "stubbed_ids": [],
+        "pinned": ["task", "instructions"], "thrash": False,
         "rewritten": [summary_message,
                       {"id": "m_000000000004", "role": "assistant",
                        "content": "add() returns `a - b`: the operator is a minus sign.\n\nShall I fix it?"}],
+    })
+    return records
+
+
+def stub_journal_records() -> list[dict]:
+    """A journal whose one compaction (no model summary, forced too soon) stubbed a long test
+    run kept in the tail (fixed ids and times)."""
+    output = "".join(f"test_case_{i:03d} PASSED\n" for i in range(400)) + "400 passed in 1.23s\n"
+    messages = [
+        {"id": "m_000000000001", "role": "user", "content": "Run the whole test suite."},
+        {"id": "m_000000000002", "role": "assistant", "content": None,
+         "tool_calls": [{"id": "call_2", "name": "bash", "arguments": "{\"command\": \"pytest -v\"}"}]},
+        {"id": "m_000000000003", "role": "tool", "tool_call_id": "call_2", "name": "bash", "content": output},
+    ]
+    records = [{"kind": "message", "message": m} for m in messages]
+    records.append({
+        "kind": "compaction", "time": 0, "focus": None, "tokens_before": 7_400, "tokens_after": 2_900,
+        "summary": "", "history_length": 3, "view_ids": [m["id"] for m in messages],
+        "summarized_ids": [], "pruned_ids": [], "aggregated_ids": [], "stubbed_ids": ["m_000000000003"],
+        "pinned": ["task", "test state"], "thrash": True,
+        "rewritten": [stub_tool_result(message_from_dict(messages[2]),
+                                       "/data/sessions/demo/s1/tool-output-call_2-context.txt").model_dump(mode="json")],
     })
     return records
 
@@ -89,5 +114,29 @@ class TestContextSnapshots:
             await pilot.press("down", "down", "down", "down")  # the pruned assistant message
             await pilot.pause()
             assert "reasoning:" in screen.original_text
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+    def test_compaction_inspector_stubbed_result(self, context_app, ui, snap_compare, tmp_path) -> None:
+        app = context_app()
+        path = tmp_path / "journal.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in stub_journal_records()) + "\n", encoding="utf-8")
+
+        async def run_before(pilot) -> None:
+            app.query_one(PromptInput).cursor_blink = False
+            await ui.wait_prepared(pilot, app)
+            screen = CompactionInspectorScreen(path)
+            await app.push_screen(screen)
+            await ui.wait_for(pilot, lambda: screen.entries is not None, what="the journal")
+            screen.query_one("#ci-messages").focus()
+            await pilot.press("down")  # the stubbed test run
+            await pilot.pause()
+            assert "stubbed at compaction" in screen.replacement_text
+            # the pointer line near the top (the lines above it are short: one row each, but the
+            # record's first line wraps once)
+            rows = screen.replacement_text.splitlines()
+            marker = next(i for i, line in enumerate(rows) if "stubbed at compaction" in line)
+            screen.query_one("#ci-replacement-scroll").scroll_to(y=marker - 2, animate=False)
+            await pilot.pause()
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

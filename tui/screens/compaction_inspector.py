@@ -5,13 +5,15 @@ It reads the session's journal (``{"kind": "message"}`` records hold every origi
 token counts and the rewritten records) in a thread worker, so a large journal never blocks the
 UI. Layout:
 
-- left, top: the compactions ("#1  182k → 41k  S120 P8 A14"); left, below: the messages that
-  compaction touched, by id, with a tag (S summarised, P pruned, A aggregated), role or tool name
-  and first line;
-- right: the compaction's figures, then two panes side by side: the ORIGINAL journal record of
-  the selected message and what replaced it (the rewritten record with the same id, or the summary
-  message for summarised ones, or the aggregation notice for elided steps). With no message
-  selected the right pane shows the summary.
+- left, top: the compactions ("#1  182k → 41k  S120 P8 A14 T2", plus "no summary" for a rewrite
+  without a summary call and "⚠ thrash"); left, below: the messages that compaction touched, by
+  id, with a tag (S summarised, P reasoning pruned, A elided by loop aggregation, N kept with the
+  aggregation notice, T tool result stubbed), role or tool name and first line;
+- right: the compaction's figures (with what was pinned by code and the thrash mark), then two
+  panes side by side: the ORIGINAL journal record of the selected message and what replaced it
+  (the rewritten record with the same id: the stub, the pruned message, the result carrying the
+  notice; the summary message for summarised ones; the notice of its run for an elided step).
+  With no message selected the right pane shows the summary, or says there was none.
 
 Keys: up/down select, Tab moves between the lists and panes, q / Esc close.
 ``load_compactions(path)`` is the pure loader (tests use it directly).
@@ -38,15 +40,23 @@ from ..widgets.token_count import format_tokens
 KEY_HINTS = "↑/↓ select · tab next pane · q close"
 #: Characters of a message's first line shown in the list.
 FIRST_LINE_CHARS = 48
-#: How each kind of change is tagged in the list.
-TAGS = {"summarized": "S", "pruned": "P", "aggregated": "A"}
+#: How each kind of change is tagged in the list, in the order a message's kind is decided.
+TAGS = {"summarized": "S", "pruned": "P", "aggregated": "A", "stubbed": "T", "notice": "N"}
+#: The kinds that have an id list of their own in the compaction record (``<kind>_ids``).
+RECORDED = ("summarized", "pruned", "aggregated", "stubbed")
+#: The legend under the list.
+LEGEND = ("S summarised · P reasoning pruned · A elided by developer-loop aggregation · "
+          "N kept, carries the aggregation notice · T tool result stubbed (head + tail + saved-file pointer)")
 
 
 @dataclass
 class AffectedMessage:
-    """One message a compaction touched: ``id``, ``how`` (summarized, pruned or aggregated; the
-    first that applies), ``original`` (its journal record, a message dict, or None when the journal
-    lacks it) and ``replacement`` (the record that stands for it now, or None)."""
+    """One message a compaction touched: ``id``, ``how`` (a key of ``TAGS``: summarized, pruned,
+    aggregated, stubbed, or notice for a kept tool result that received an aggregation notice;
+    the first that applies), ``original`` (its journal record, a message dict, or None when the
+    journal lacks it) and ``replacement`` (the record that stands for it now: the rewritten record
+    with its id, the summary message, or for an elided message the kept record carrying the notice
+    of its run; None when nothing does)."""
 
     id: str
     how: str
@@ -56,7 +66,11 @@ class AffectedMessage:
 
 @dataclass
 class CompactionEntry:
-    """One ``{"kind": "compaction"}`` record of the journal, numbered from 1, with its messages."""
+    """One ``{"kind": "compaction"}`` record of the journal, numbered from 1, with its messages.
+
+    ``summary_message``: the rewritten record with ``origin == "summary"`` (the new summary, or an
+    earlier one rebuilt around the current pins by a rewrite without summary), or None.
+    """
 
     number: int
     record: dict[str, Any]
@@ -65,66 +79,119 @@ class CompactionEntry:
 
     @property
     def tokens_before(self) -> int:
-        """Estimated tokens of the view before the compaction."""
+        """Tokens of the request before the compaction (the budget's count)."""
         return int(self.record.get("tokens_before") or 0)
 
     @property
     def tokens_after(self) -> int:
-        """Estimated tokens of the view after it."""
+        """Tokens of the request after it."""
         return int(self.record.get("tokens_after") or 0)
 
     @property
     def summary(self) -> str:
-        """The model's summary text."""
+        """The model's summary text (``""`` for a rewrite without summary)."""
         return str(self.record.get("summary") or "")
 
+    @property
+    def has_model_summary(self) -> bool:
+        """Whether a summary call ran: false for a rewrite of the view without summary (only
+        pruning, aggregation and stubs), even when an earlier summary message was rebuilt."""
+        return bool(self.summary.strip())
+
+    @property
+    def pinned(self) -> list[str]:
+        """Names of the items pinned by code in the summary message (task, plan, test state...)."""
+        return [str(name) for name in self.record.get("pinned") or []]
+
+    @property
+    def thrash(self) -> bool:
+        """This compaction came within ``min_steps_between`` model calls of the previous one."""
+        return bool(self.record.get("thrash"))
+
     def counts(self) -> dict[str, int]:
-        """How many ids were summarized, pruned and aggregated."""
-        return {how: len(self.record.get(f"{how}_ids") or []) for how in TAGS}
+        """How many ids were summarized, pruned, aggregated and stubbed (the record's id lists)."""
+        return {how: len(self.record.get(f"{how}_ids") or []) for how in RECORDED}
 
 
 def load_compactions(path: str | Path, warnings: list[str] | None = None) -> list[CompactionEntry]:
     """Read the journal at ``path`` and return its compactions, oldest first (``[]`` when the file
     does not exist). Originals come from the message records, or from an earlier compaction's
-    rewritten records (a summary compacted again). Raises ``OSError`` if the file is unreadable."""
+    rewritten records (a summary compacted again). Pure (reads the file, touches no UI).
+
+    Which record replaced what comes from the record's fields: ``<kind>_ids`` for each kind,
+    ``origin == "summary"`` for the summary message. The kept tool results that carry an
+    aggregation notice are the rewritten tool results that are neither stubbed nor pruned (or,
+    for one also stubbed, whose text holds the notice); each elided message points to the nearest
+    of them before it in the journal's order (a run's notice sits in its first kept step).
+    Raises ``OSError`` if the file is unreadable.
+    """
     from agent.context.aggregation import NOTICE_PREFIX
-    from agent.context.compaction.summary import SUMMARY_HEADER
     from agent.session.journal import read_journal
 
     path = Path(path)
     if not path.exists():
         return []
     originals: dict[str, dict[str, Any]] = {}
+    order: dict[str, int] = {}  # message id -> position in the journal
     entries: list[CompactionEntry] = []
     for record in read_journal(path, warnings):
         kind = record.get("kind")
         if kind == "message" and isinstance(record.get("message"), dict):
             message = record["message"]
             originals[str(message.get("id"))] = message
+            order.setdefault(str(message.get("id")), len(order))
         elif kind == "compaction":
-            rewritten = [r for r in record.get("rewritten") or [] if isinstance(r, dict)]
-            by_id = {str(r.get("id")): r for r in rewritten}
-            summary_message = next((r for r in rewritten if r.get("role") == "user"
-                                    and str(r.get("content") or "").startswith(SUMMARY_HEADER)), None)
-            notices = [r for r in rewritten if NOTICE_PREFIX in str(r.get("content") or "")]
-            entry = CompactionEntry(number=len(entries) + 1, record=record, summary_message=summary_message)
-            seen: set[str] = set()
-            for how in TAGS:
-                for message_id in record.get(f"{how}_ids") or []:
-                    message_id = str(message_id)
-                    if message_id in seen:
-                        continue
-                    seen.add(message_id)
-                    replacement = by_id.get(message_id)
-                    if replacement is None and how == "summarized":
-                        replacement = summary_message
-                    if replacement is None and how == "aggregated" and notices:
-                        replacement = notices[0]
-                    entry.messages.append(AffectedMessage(message_id, how, originals.get(message_id), replacement))
-            entries.append(entry)
-            for r in rewritten:  # a later compaction may summarise these in turn
-                originals.setdefault(str(r.get("id")), r)
+            entries.append(_entry(record, len(entries) + 1, originals, order, NOTICE_PREFIX))
+            for r in entries[-1].record.get("rewritten") or []:  # a later compaction may rewrite these in turn
+                if isinstance(r, dict):
+                    originals.setdefault(str(r.get("id")), r)
+                    order.setdefault(str(r.get("id")), len(order))
     return entries
+
+
+def _entry(record: dict[str, Any], number: int, originals: dict[str, dict[str, Any]], order: dict[str, int],
+           notice_prefix: str) -> CompactionEntry:
+    """One ``CompactionEntry`` from a compaction record (see ``load_compactions``)."""
+    rewritten = [r for r in record.get("rewritten") or [] if isinstance(r, dict)]
+    by_id = {str(r.get("id")): r for r in rewritten}
+    ids = {how: [str(i) for i in record.get(f"{how}_ids") or []] for how in RECORDED}
+    summary_message = next((r for r in rewritten if r.get("role") == "user" and r.get("origin") == "summary"), None)
+    stubbed, pruned = set(ids["stubbed"]), set(ids["pruned"])
+    carriers = [r for r in rewritten if r.get("role") == "tool"
+                and (str(r.get("id")) not in stubbed | pruned or notice_prefix in str(r.get("content") or ""))]
+    if not ids["aggregated"]:
+        carriers = []
+    entry = CompactionEntry(number=number, record=record, summary_message=summary_message)
+    seen: set[str] = set()
+
+    def add(message_id: str, how: str, replacement: dict[str, Any] | None) -> None:
+        if message_id not in seen:
+            seen.add(message_id)
+            entry.messages.append(AffectedMessage(message_id, how, originals.get(message_id), replacement))
+
+    for how in RECORDED:
+        for message_id in ids[how]:
+            replacement = by_id.get(message_id)
+            if replacement is None and how == "summarized":
+                replacement = summary_message
+            if replacement is None and how == "aggregated":
+                replacement = _notice_for(message_id, carriers, order)
+            add(message_id, how, replacement)
+    for carrier in carriers:
+        add(str(carrier.get("id")), "notice", carrier)
+    return entry
+
+
+def _notice_for(message_id: str, carriers: list[dict[str, Any]], order: dict[str, int]) -> dict[str, Any] | None:
+    """The notice-carrying record nearest before ``message_id`` in journal order (the first
+    carrier when the position is unknown; None without carriers)."""
+    if not carriers:
+        return None
+    where = order.get(message_id)
+    if where is None:
+        return carriers[0]
+    before = [c for c in carriers if order.get(str(c.get("id")), -1) < where]
+    return max(before, key=lambda c: order.get(str(c.get("id")), -1)) if before else carriers[0]
 
 
 def first_line(message: dict[str, Any] | None) -> str:
@@ -166,13 +233,57 @@ def format_record(message: dict[str, Any] | None, *, empty: str = "(nothing)") -
     return "\n".join(lines)
 
 
+def compaction_line(entry: CompactionEntry) -> str:
+    """The compactions list's line: number, tokens before → after, counts by tag, and marks for a
+    rewrite without summary (``no summary``) and thrash (``⚠ thrash``)."""
+    c = entry.counts()
+    line = (f"#{entry.number}  {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)}  "
+            f"S{c['summarized']} P{c['pruned']} A{c['aggregated']} T{c['stubbed']}")
+    if not entry.has_model_summary:
+        line += "  no summary"
+    if entry.thrash:
+        line += "  ⚠ thrash"
+    return line
+
+
+def header_text(entry: CompactionEntry) -> str:
+    """The figures above the panes (several lines): tokens before → after, what was summarised,
+    pruned, aggregated and stubbed, the focus, what was pinned by code, and the thrash mark."""
+    c = entry.counts()
+    focus = entry.record.get("focus")
+    lines = [f"#{entry.number}: {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)} "
+             f"tokens ({entry.tokens_before:,} → {entry.tokens_after:,}) · summarized {c['summarized']}, "
+             f"pruned {c['pruned']}, aggregated {c['aggregated']}, stubbed {c['stubbed']}"
+             + (f" · focus: {focus}" if focus else "")]
+    if not entry.has_model_summary:
+        lines.append("No model summary: the view was rewritten without a summary call.")
+    lines.append("Pinned by code: " + (", ".join(entry.pinned) if entry.pinned else "nothing"))
+    if entry.thrash:
+        lines.append("⚠ thrash: this compaction came within a few model calls of the previous one.")
+    return "\n".join(lines)
+
+
+def summary_text(entry: CompactionEntry) -> str:
+    """What the summary pane shows: the summary message (pins and model summary); for a rewrite
+    without summary a line saying so, then the earlier summary message it rebuilt, if any."""
+    message = str(entry.summary_message.get("content") or "") if entry.summary_message is not None else ""
+    if entry.has_model_summary:
+        return message or entry.summary
+    note = ("No model summary: this compaction rewrote the view without a summary call "
+            "(reasoning pruning, loop aggregation, stubbed tool results only).")
+    if message:
+        return f"{note}\n\nThe earlier summary message, rebuilt around the current pins:\n\n{message}"
+    return note
+
+
 class CompactionInspectorScreen(Screen[None]):
     """Inspects the compactions in the journal at ``journal_path`` (see the module docstring).
 
     ``tokens_before`` / ``tokens_after`` pick the compaction shown first (the latest with these
     counts; the latest of all when None or not found). Attributes for tests: ``entries`` (the
     loaded ``CompactionEntry`` list, None while loading), ``current`` (the selected entry),
-    ``original_text`` / ``replacement_text`` (what the two panes show).
+    ``original_text`` / ``replacement_text`` (what the two panes show), ``header_text`` (the
+    figures line above them).
     """
 
     DEFAULT_CSS = """
@@ -207,6 +318,7 @@ class CompactionInspectorScreen(Screen[None]):
         self.current: CompactionEntry | None = None
         self.original_text = ""
         self.replacement_text = ""
+        self.header_text = ""
         self._warnings: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -263,10 +375,8 @@ class CompactionInspectorScreen(Screen[None]):
                      + (f" · {len(self._warnings)} journal line(s) skipped" if self._warnings else ""))
         options = self.query_one("#ci-compactions", OptionList)
         for entry in entries:
-            c = entry.counts()
-            options.add_option(Option(Text(
-                f"#{entry.number}  {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)}  "
-                f"S{c['summarized']} P{c['pruned']} A{c['aggregated']}", no_wrap=True), id=str(entry.number)))
+            options.add_option(Option(Text(compaction_line(entry), no_wrap=True, overflow="ellipsis"),
+                                      id=str(entry.number)))
         before, after = self.want
         index = len(entries) - 1
         if before is not None:
@@ -274,6 +384,7 @@ class CompactionInspectorScreen(Screen[None]):
                 if entry.tokens_before == before and (after is None or entry.tokens_after == after):
                     index = i
         options.highlighted = index
+        options.call_after_refresh(options.scroll_to_highlight)  # the latest may be below the fold
         self.select_compaction(index)
         options.focus()
 
@@ -282,13 +393,8 @@ class CompactionInspectorScreen(Screen[None]):
         if not self.entries or not 0 <= index < len(self.entries):
             return
         entry = self.current = self.entries[index]
-        c = entry.counts()
-        focus = entry.record.get("focus")
-        header = (f"#{entry.number}: {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)} "
-                  f"tokens ({entry.tokens_before:,} → {entry.tokens_after:,}) · summarized {c['summarized']}, "
-                  f"pruned {c['pruned']}, aggregated {c['aggregated']}"
-                  + (f" · focus: {focus}" if focus else ""))
-        self.query_one("#ci-header", Static).update(Text(header))
+        self.header_text = header_text(entry)
+        self.query_one("#ci-header", Static).update(Text(self.header_text))
         messages = self.query_one("#ci-messages", OptionList)
         messages.clear_options()
         for item in entry.messages:
@@ -296,14 +402,8 @@ class CompactionInspectorScreen(Screen[None]):
             messages.add_option(Option(Text(f"{TAGS[item.how]} {item.id} {who(source)}: {first_line(source)}",
                                             no_wrap=True, overflow="ellipsis"), id=item.id))
         self._show_panes("Select a message to compare its original record with what replaced it.\n\n"
-                         "S summarised · P reasoning pruned · A elided by developer-loop aggregation.",
-                         "Summary", self._summary_text(entry))
-
-    @staticmethod
-    def _summary_text(entry: CompactionEntry) -> str:
-        if entry.summary_message is not None:
-            return str(entry.summary_message.get("content") or "")
-        return entry.summary or "(no summary recorded)"
+                         + LEGEND.replace(" · ", "\n"),
+                         "Summary" if entry.has_model_summary else "No model summary", summary_text(entry))
 
     def select_message(self, message_id: str) -> bool:
         """Show the original and the replacement of ``message_id`` in the current compaction;
@@ -313,13 +413,17 @@ class CompactionInspectorScreen(Screen[None]):
         if item is None:
             return False
         label = {"summarized": "Replaced by the summary", "pruned": "Kept with its reasoning pruned",
-                 "aggregated": "Elided: the aggregation notice"}[item.how]
+                 "aggregated": "Elided: the aggregation notice that stands for it",
+                 "stubbed": "Stubbed: head + tail + pointer to the saved full output",
+                 "notice": "Kept, with the aggregation notice appended"}[item.how]
         if item.replacement is None:
             replacement = "(removed; no record stands for it)"
         elif item.replacement is entry.summary_message:
-            replacement = self._summary_text(entry)
+            replacement = summary_text(entry)
         else:
             replacement = format_record(item.replacement)
+            if item.how == "aggregated":
+                replacement = f"(in {who(item.replacement)} · id {item.replacement.get('id', '?')})\n\n{replacement}"
         self._show_panes(format_record(item.original, empty="(the original is not in the journal)"), label,
                          replacement)
         return True
@@ -344,5 +448,5 @@ class CompactionInspectorScreen(Screen[None]):
         self.dismiss(None)
 
 
-__all__ = ["AffectedMessage", "CompactionEntry", "CompactionInspectorScreen", "first_line", "format_record",
-           "load_compactions", "who"]
+__all__ = ["AffectedMessage", "CompactionEntry", "CompactionInspectorScreen", "LEGEND", "TAGS", "compaction_line",
+           "first_line", "format_record", "header_text", "load_compactions", "summary_text", "who"]

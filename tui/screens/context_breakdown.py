@@ -1,7 +1,8 @@
 """The context breakdown: what fills the model's context window, per category.
 
-Opened from the context meter (click, or F2). The estimate (``tui.context_ui.compute_breakdown``)
-runs in a thread worker, so a long history never blocks the UI; until it is done the screen reads
+Opened from the context meter (click, or F2). The count (``tui.context_ui.compute_breakdown``,
+with the request builder's own ``agent.budget``; "~": a local count, not the provider's) runs in
+a thread worker, so a long history never blocks the UI; until it is done the screen reads
 "Measuring...". Esc, q or F2 closes it.
 """
 
@@ -23,7 +24,7 @@ from ..widgets.token_count import format_tokens
 
 
 class ContextBreakdownScreen(ModalScreen[None]):
-    """Token estimates per category for ``session`` (its ``agent`` and ``context_window``).
+    """Token counts per category for ``session`` (its ``agent`` and ``context_window``).
 
     ``breakdown`` holds the ``ContextBreakdown`` once computed (None before, or when the session
     has no agent yet).
@@ -97,11 +98,12 @@ class ContextBreakdownScreen(ModalScreen[None]):
                       Text(f"{100 * total_share:.1f}%" if window else "-", style="bold"),
                       Text(meter_bar(total_share, None)), Text(""),
                       Text(f"of {format_tokens(window)}" if window else "window unknown"))
-        notes = ["Local estimate: characters / 4 plus a few tokens per message."]
-        if breakdown.margin != 1.0:
-            notes.append(f"The meter adds x{breakdown.margin:g} for this model's tokenizer.")
+        notes = [f"Counted as the request builder counts ({breakdown.tokenizer or 'local count'}"
+                 + (f", x{breakdown.margin:g} margin for this model's tokenizer" if breakdown.margin != 1.0 else "")
+                 + ", a few tokens per message)."]
         if breakdown.reported is not None:
-            notes.append(f"The provider last counted {breakdown.reported:,} prompt tokens.")
+            notes.append(f"The provider last counted {breakdown.reported:,} prompt tokens; the meter shows "
+                         "that figure plus the messages added since.")
         table.caption = " ".join(notes)
         table.caption_justify = "left"
         return table

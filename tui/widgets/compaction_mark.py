@@ -1,7 +1,8 @@
 """The one-line mark the conversation shows where a compaction happened.
 
-"⟲ context compacted: 182k → 41k tokens (summarized 120, pruned 8, aggregated 14) — Enter/click to
-inspect". It can take focus; Enter or a click opens the compaction inspector at this compaction
+"⟲ context compacted: 182k → 41k tokens (summarized 120, pruned 8, aggregated 14, stubbed 2, 5 pinned)
+— Enter/click to inspect" ("no summary" for a rewrite without a summary call, "⚠ thrash" when it
+came within a few model calls of the previous one). It can take focus; Enter or a click opens the compaction inspector at this compaction
 (``tui.context_ui.open_inspector``), found in the journal by its token counts.
 """
 
@@ -17,10 +18,19 @@ from textual.widgets import Static
 from .token_count import format_tokens
 
 
-def mark_text(tokens_before: int, tokens_after: int, summarized: int, pruned: int, aggregated: int) -> str:
-    """The mark's line for a ``CompactionDone`` with these figures."""
+def mark_text(tokens_before: int, tokens_after: int, summarized: int, pruned: int, aggregated: int,
+              stubbed: int = 0, *, thrash: bool = False, pinned: int = 0) -> str:
+    """The mark's line for a ``CompactionDone`` with these figures (tokens; message counts;
+    ``pinned``: how many items were pinned by code). ``stubbed`` and ``pinned`` show when not 0;
+    no message summarised reads "no summary"; ``thrash`` adds "⚠ thrash"."""
+    parts = [f"summarized {summarized}" if summarized else "no summary", f"pruned {pruned}",
+             f"aggregated {aggregated}"]
+    if stubbed:
+        parts.append(f"stubbed {stubbed}")
+    if pinned:
+        parts.append(f"{pinned} pinned")
     return (f"⟲ context compacted: {format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens "
-            f"(summarized {summarized}, pruned {pruned}, aggregated {aggregated}) — Enter/click to inspect")
+            f"({', '.join(parts)}){' ⚠ thrash' if thrash else ''} — Enter/click to inspect")
 
 
 class CompactionMark(Static, can_focus=True):
@@ -40,7 +50,9 @@ class CompactionMark(Static, can_focus=True):
     def __init__(self, event: Any) -> None:
         self.tokens_before = int(event.tokens_before)
         self.tokens_after = int(event.tokens_after)
-        line = mark_text(self.tokens_before, self.tokens_after, event.summarized, event.pruned, event.aggregated)
+        line = mark_text(self.tokens_before, self.tokens_after, event.summarized, event.pruned, event.aggregated,
+                         getattr(event, "stubbed", 0), thrash=bool(getattr(event, "thrash", False)),
+                         pinned=len(getattr(event, "pinned", None) or ()))
         super().__init__(Text(line), markup=False, classes="block compaction-mark")
         self.text = line
 

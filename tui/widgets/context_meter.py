@@ -100,7 +100,8 @@ def meter_tooltip(used: int | None, window: int | None, *, approximate: bool, mo
     """The longer explanation shown on hover."""
     lines = []
     if used is not None and window:
-        kind = "estimated locally (chars/4)" if approximate else "as the provider counted it"
+        kind = ("counted locally, as the request builder counts" if approximate
+                else "as the provider counted it")
         lines.append(f"{used:,} of {window:,} tokens in the context ({kind}).")
     elif window:
         lines.append(f"Context window: {window:,} tokens.")

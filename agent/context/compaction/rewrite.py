@@ -52,7 +52,7 @@ from .summary import (
     digest_summary,
     summary_request,
 )
-from .tail import split_by_tokens, split_point, stub_to_fit
+from .tail import LARGE_RESULT_FRACTION, STUB_MIN_TOKENS, split_by_tokens, split_point, stub_to_fit
 
 
 @dataclass
@@ -140,6 +140,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     tokens_before = fixed_tokens + view_tokens(records, count)
     unchanged = CompactionResult(view=list(messages), tokens_before=tokens_before, tokens_after=tokens_before)
 
+    whole = body  # before the rewrites: what pins are computed from when the caller gives none
     body, pruned = prune_reasoning(body, strip_reasoning_after_turns, keep_last_steps=strip_reasoning_after_steps,
                                    provider_requires_reasoning=provider_requires_reasoning)
     aggregated: list[str] = []
@@ -151,10 +152,20 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     target = None
     if window_tokens:  # when the fixed part alone nears the target, a fifth of what is left
         target = max(int(target_fraction * window_tokens), base + int(0.2 * max(0, window_tokens - base)))
+    # the pinned sections scale with the window: later instructions take at most ~15% of it
+    # and each pinned error output ~5% (at ~3 characters per token)
+    instructions_cap = int(window_tokens * 0.45) if window_tokens else None
+    error_cap = error_output_cap_chars
+    if window_tokens and error_cap > 0:
+        error_cap = min(error_cap, max(300, int(window_tokens * 0.15)))
+
+    def render_pins(kept_ids: Collection[str] = ()) -> str:
+        return pins.render(kept_ids=kept_ids, error_cap_chars=error_cap, instructions_cap_chars=instructions_cap)
+
     carried: list[str] = []  # pinned sections of an earlier summary, when no pins were given
     if pins is None:
-        previous = [m for m in body if _is_summary(m)]
-        pins = collect_pins([m for m in body if not _is_summary(m)], plan_markdown=plan_markdown)
+        previous = [m for m in whole if _is_summary(m)]
+        pins = collect_pins([m for m in whole if not _is_summary(m)], plan_markdown=plan_markdown)
         carried = [_pinned_part(m.content) for m in previous[-1:]]
         if previous and pins.task is not None:  # the task is in the earlier summary's pinned part,
             pins.instructions.insert(0, pins.task)  # carried over: what follows it is later
@@ -171,16 +182,17 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         # room for the summary and the kept tail; the tail gets the same share of the window and
         # of what is there now (Gemini CLI keeps the last 30% of the history), so a manual
         # /compact of a short conversation compacts too
-        room = target - base - count_text(pins.render()) - sum(count_text(c) for c in carried)
+        room = target - base - count_text(render_pins()) - sum(count_text(c) for c in carried)
         split_budget = min(int(tail_fraction * min(window_tokens, max(0, tokens_before - base))),
                            room - SUMMARY_RESERVE_TOKENS)
         stub_limit = room - 300  # the summary is capped to what is left (200 tokens at least)
+        large = max(STUB_MIN_TOKENS, int(LARGE_RESULT_FRACTION * window_tokens))
         # the message minimum yields to the target, and to the pins: every compaction ends with a
         # summary message that holds them, so something older than the tail is summarised
         for least in dict.fromkeys((keep_last, 2)):
             split = split_by_tokens(body, max(0, split_budget), least, count)
             old, kept = body[:split], body[split:]
-            kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full)
+            kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full, large)
             fits = view_tokens(kept, count) <= stub_limit
             if fits and any(not isinstance(m, UserMessage) for m in old):
                 break
@@ -188,19 +200,22 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
             if not any(not isinstance(m, UserMessage) for m in old):  # keep the last step only
                 split = split_by_tokens(body, 0, 0, count)
                 old, kept = body[:split], body[split:]
-                kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full)
+                kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full, large)
     else:
         split = split_point(body, keep_last)
         old, kept = body[:split], body[split:]
 
     has_old = any(not isinstance(m, UserMessage) for m in old)
+    plan_pinned = bool(pins.plan_markdown and pins.plan_markdown.strip())
     if summarize is None or not has_old:
         if summarize is not None and old:  # only user messages would be summarised: keep them
             kept, old = old + kept, []
         if not (pruned or aggregated or stubbed):
             unchanged.notice = "Nothing to compact yet: the conversation is shorter than the part kept verbatim."
             return unchanged
-        kept, refreshed = _refresh_summaries(kept, pins, carried, error_output_cap_chars)
+        kept, refreshed = _refresh_summaries(kept, render_pins, carried)
+        if refreshed is not None and plan_pinned:
+            kept = _without_stale_plan(kept)
         new_records = [*systems, *kept]
         tokens_after = base + view_tokens(kept, count)
         if tokens_after >= tokens_before:
@@ -226,8 +241,10 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     if failure:  # the request must fit: a list of the older steps built by code stands in
         summary = digest_summary(old)
 
+    if plan_pinned:
+        kept = _without_stale_plan(kept)
     kept_ids = [m.id for m in kept]
-    pinned_text = "\n\n".join([*carried, pins.render(kept_ids=kept_ids, error_cap_chars=error_output_cap_chars)])
+    pinned_text = "\n\n".join([*carried, render_pins(kept_ids)])
     summary_cap = SUMMARY_CAP_TOKENS
     if target is not None:
         room = target - base - view_tokens(kept, count) - count_text(pinned_text) - 64
@@ -272,11 +289,26 @@ def _result(messages: Sequence[Any], records: list[Message], new_records: list[M
         notice=f"Compacted the context ({what}): {tokens_before} -> {tokens_after} tokens ({saved:.0%} saved).")
 
 
-def _refresh_summaries(kept: list[Message], pins: Pins, carried: list[str],
-                       error_cap_chars: int) -> tuple[list[Message], UserMessage | None]:
-    """``kept`` with an earlier summary message in it rebuilt around the current pins (the plan's
-    step states, the test state and the changed files move on after that summary was written);
-    its model summary is kept. Returns the list and the rebuilt message (``None`` when none)."""
+#: What a kept plan-execution prompt says once the current plan is pinned in the summary (the
+#: prompt's own copy of the checklist would show the step states of when it was sent).
+PLAN_PROMPT_STAND_IN = ("Carry out the approved plan. Its checklist, with the current state of each step, is "
+                        "pinned in the context summary above; mark progress with update_plan as you go.")
+
+
+def _without_stale_plan(kept: list[Message]) -> list[Message]:
+    """``kept`` with each plan-execution prompt replaced by ``PLAN_PROMPT_STAND_IN`` (same id,
+    origin and mode), so the plan is in the context once, with its current step states."""
+    return [m.model_copy(update={"content": PLAN_PROMPT_STAND_IN})
+            if isinstance(m, UserMessage) and m.origin == "plan_execution" and m.content != PLAN_PROMPT_STAND_IN
+            else m for m in kept]
+
+
+def _refresh_summaries(kept: list[Message], render_pins: Callable[[Collection[str]], str],
+                       carried: list[str]) -> tuple[list[Message], UserMessage | None]:
+    """``kept`` with an earlier summary message in it rebuilt around the current pins
+    (``render_pins(kept ids)``: the plan's step states, the test state and the changed files move
+    on after that summary was written); its model summary is kept. Returns the list and the
+    rebuilt message (``None`` when none)."""
     out = list(kept)
     for index, message in enumerate(out):
         if not _is_summary(message):
@@ -286,8 +318,7 @@ def _refresh_summaries(kept: list[Message], pins: Pins, carried: list[str],
         cut = text.find(MODEL_SUMMARY_HEADING)
         model_summary = text[cut + len(MODEL_SUMMARY_HEADING):].strip("\n") if cut != -1 else ""
         model_summary = model_summary.removesuffix(CONTINUE_LINE).rstrip("\n")
-        kept_ids = [m.id for m in out[index + 1:]]
-        pinned = "\n\n".join([*carried, pins.render(kept_ids=kept_ids, error_cap_chars=error_cap_chars)])
+        pinned = "\n\n".join([*carried, render_pins([m.id for m in out[index + 1:]])])
         new = message.model_copy(update={"content": build_summary_text(pinned, model_summary)})
         out[index] = new
         return out, new

@@ -14,6 +14,9 @@ STUB_MIN_TOKENS = 400
 #: Characters a stub keeps of the result's head and of its tail.
 STUB_HEAD_CHARS = 600
 STUB_TAIL_CHARS = 1200
+#: A result the model has seen that holds more than this share of the window is stubbed in the
+#: kept tail even when the tail fits.
+LARGE_RESULT_FRACTION = 0.1
 #: Marker that starts the pointer line of a stubbed tool result.
 STUB_MARKER = "[... stubbed at compaction:"
 
@@ -71,18 +74,24 @@ def split_by_tokens(body: Sequence[Message], budget: int, keep_last: int, count:
 
 
 def stub_to_fit(kept: list[Message], limit: int, count: Callable[[Message], int],
-                 save_full: Callable[[ToolResultMessage], str | None] | None) -> tuple[list[Message], list[str]]:
-    """Stub the largest tool results of ``kept`` (oldest first among equals) until it holds at
-    most ``limit`` tokens or nothing large is left; returns the new list and the stubbed ids."""
+                save_full: Callable[[ToolResultMessage], str | None] | None,
+                large: int | None = None) -> tuple[list[Message], list[str]]:
+    """Stub tool results of ``kept`` until it holds at most ``limit`` tokens or nothing large is
+    left: results the model has already seen (before the last assistant message) go first,
+    largest first; the newest results, which the model has not read yet, only when that is not
+    enough. A seen result over ``large`` tokens is stubbed even when the tail fits (a large
+    result in the kept tail is not kept whole). Returns the new list and the stubbed ids."""
     out = list(kept)
     total = sum(count(m) for m in out)
     stubbed: list[str] = []
+    last_call = max((i for i, m in enumerate(out) if isinstance(m, AssistantMessage)), default=-1)
     candidates = sorted((i for i, m in enumerate(out) if isinstance(m, ToolResultMessage)
                          and count(m) > STUB_MIN_TOKENS and STUB_MARKER not in m.content),
-                        key=lambda i: -count(out[i]))
+                        key=lambda i: (i > last_call, -count(out[i])))
     for i in candidates:
-        if total <= limit:
-            break
+        seen = i < last_call
+        if total <= limit and not (seen and large is not None and count(out[i]) > large):
+            continue
         message = out[i]
         assert isinstance(message, ToolResultMessage)
         path = _saved_path_in(message.content)
