@@ -263,6 +263,9 @@ class Agent(ToolCallsMixin):
             mode = self.config.compaction.mode
             if mode != "auto" or not self.compactor.make_room(emit, cancel):
                 tokens = self.compactor.request_tokens()
+                window = self.context_window()
+                if window:  # the meter shows the size that was refused, not the last one sent
+                    emit(ContextUsage(used_tokens=tokens, window_tokens=window, approximate=True))
                 what = (f"compaction is {mode}: /compact makes room, or --compaction auto" if mode != "auto"
                         else "even after compaction; start a new session (/clear) or use a model with a larger window")
                 raise RequestTooLarge(

@@ -101,6 +101,10 @@ def test_requests_between_compactions_share_their_prefix(tmp_path):
     assert pairs >= 3
 
 
+def agent_limit(session):
+    return session.agent.compactor.request_limit()
+
+
 def big_files(session, lines=400):
     for i in range(8):
         (session.workspace / f"f{i}.py").write_text("".join(f"value_{i}_{k} = {k}\n" for k in range(lines)))
@@ -237,6 +241,8 @@ def test_compaction_off_or_manual_never_compacts_and_never_sends_over_the_limit(
         assert result.stop_reason == "error" and f"compaction is {mode}" in result.final_text
         assert not rec.of(CompactionDone) and not [r for r in provider.requests if r.purpose == "summary"]
         assert not any("compacting and retrying" in n.message for n in rec.of(Notice))
+        usage = [e for e in rec if type(e).__name__ == "ContextUsage"]
+        assert usage[-1].used_tokens > agent_limit(session)  # the meter shows the refused size
         agent = session.agent
         assert all(request_tokens(agent, r) <= agent.compactor.request_limit() for r in main_requests(provider))
 
