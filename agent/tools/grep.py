@@ -20,8 +20,9 @@ from typing import Any, Callable, Iterator
 from pydantic import Field, ValidationInfo, field_validator
 
 from ..context.truncation.bounded import BoundedOutput
+from ..process import run_streaming
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from .bash import command_env, run_streaming
+from .bash import command_env
 from .glob_tool import ALWAYS_SKIPPED, HEAVY_DIRS, compile_glob, walk
 from .paths import display_path, resolve_in_workspace
 from .read import BINARY_CHECK_BYTES
