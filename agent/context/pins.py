@@ -61,9 +61,8 @@ _FAIL_RE = re.compile(r"\bFAILED\b|\bFAIL\b|\b[1-9]\d* (?:failed|errors?)\b|Trac
 
 
 def cap_middle(text: str, cap: int) -> str:
-    """``text`` cut to about ``cap`` characters by the tool-output cut (30% head, 70% tail, on
-    line boundaries when near), with a short marker naming how many characters were left out
-    (not the tool-output marker: these texts have no saved file). ``cap <= 0`` means no cap."""
+    """``text`` cut to about ``cap`` characters by truncation's ``cut_middle``, with a marker of
+    the characters left out (no saved file, so not the tool-output marker). ``cap <= 0``: no cap."""
     if cap <= 0 or len(text) <= cap:
         return text
     head, tail, _ = cut_middle(text, cap)
