@@ -72,6 +72,7 @@ class EmbeddedRuntime:
         self._llama: Any = None
         self._load_lock = threading.Lock()
         self._worker: ThreadPoolExecutor | None = None
+        self._exiting = threading.Event()
         self._grammars: dict[str, Any] = {}
         self.model_path: Path | None = None
         #: Seconds the last model load took (None until loaded).
@@ -85,6 +86,13 @@ class EmbeddedRuntime:
         with self._load_lock:
             if self._worker is None:
                 self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedded-llama")
+                # The executor's thread is joined at interpreter exit (it is no daemon): a
+                # generation nobody reads any more then stops at its next token instead of running
+                # to max_tokens. Threading's exit hooks run before that join (CPython >= 3.9).
+                register = getattr(threading, "_register_atexit", None)
+                if register is not None:
+                    with contextlib.suppress(RuntimeError):
+                        register(self._exiting.set)
         self._worker.submit(job)  # jobs report their own errors to whoever waits for them
 
     def _call(self, fn: Callable[[], Any], timeout_s: float | None = None) -> Any:
@@ -273,7 +281,7 @@ class EmbeddedRuntime:
                     pieces.put(("token", choice.get("text") or ""))
                     if choice.get("finish_reason"):
                         finish = choice["finish_reason"]
-                    if stop.is_set():
+                    if stop.is_set() or self._exiting.is_set():
                         break
                 with contextlib.suppress(Exception):
                     stream.close()
