@@ -28,19 +28,16 @@ from __future__ import annotations
 
 import os
 import re
-import selectors
-import signal
-import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .process import BoundedResult
+from .process import run_bounded as _run_bounded
+
 #: Commits listed in the snapshot.
 RECENT_COMMITS = 5
-#: Bytes of stderr kept from a git call (for error messages).
-_STDERR_CAP = 2000
 #: Bytes read from every git call except status (branch names, shas, five subjects).
 _SMALL_OUTPUT_CAP = 64 * 1024
 #: Variables that make git look at another repository, index or object store than the cwd's.
@@ -86,17 +83,6 @@ class GitSnapshot(BaseModel):
     error: str | None = None
 
 
-@dataclass
-class _GitResult:
-    """One finished (or stopped) git process: exit code, captured bytes and how it ended."""
-
-    returncode: int | None
-    stdout: bytes
-    stderr: bytes
-    cut: bool = False
-    timed_out: bool = False
-
-
 class _GitError(Exception):
     """A git call that could not run or did not finish in time (message in one line)."""
 
@@ -117,71 +103,20 @@ def _git_env() -> dict[str, str]:
 
 
 def run_bounded(argv: list[str], cwd: Path, *, deadline: float, max_bytes: int,
-                env: dict[str, str] | None = None) -> _GitResult:
-    """Run ``argv`` in ``cwd`` until it exits, ``max_bytes`` of stdout have been read, or the
-    monotonic ``deadline`` (seconds, ``time.monotonic()`` clock) passes; in the last two cases
-    its process group is killed (``cut`` / ``timed_out`` set) and what was read is returned.
-
-    At most ``max_bytes`` of stdout and 2000 bytes of stderr are kept. Raises ``_GitError`` when
-    the program cannot be started (not installed, ``cwd`` missing).
-    """
+                env: dict[str, str] | None = None) -> BoundedResult:
+    """``agent.process.run_bounded`` (stdout capped at ``max_bytes``, killed at ``deadline``),
+    raising ``_GitError`` with a one-line reason when the program cannot be started."""
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env, start_new_session=True)
+        return _run_bounded(argv, cwd, deadline=deadline, max_bytes=max_bytes, env=env)
     except FileNotFoundError as exc:
         missing = "git is not installed" if exc.filename == argv[0] else f"folder not found: {cwd}"
         raise _GitError(missing) from None
     except OSError as exc:
         raise _GitError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-    out, err = bytearray(), bytearray()
-    cut = timed_out = False
-    sel = selectors.DefaultSelector()
-    try:
-        sel.register(proc.stdout, selectors.EVENT_READ, out)
-        sel.register(proc.stderr, selectors.EVENT_READ, err)
-        while sel.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in sel.select(timeout=min(remaining, 0.25)):
-                chunk = os.read(key.fd, 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                buf = key.data
-                room = (max_bytes if buf is out else _STDERR_CAP) - len(buf)
-                buf += chunk[:max(room, 0)]
-                if buf is out and len(chunk) > room:
-                    cut = True
-            if cut:
-                break
-        if cut or timed_out:
-            _kill_group(proc)
-        try:
-            returncode = proc.wait(timeout=max(deadline - time.monotonic(), 0.05))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            returncode = proc.wait()
-    finally:
-        sel.close()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        if proc.poll() is None:  # an unexpected exception above: never leave git running
-            _kill_group(proc)
-            proc.wait()
-    return _GitResult(returncode, bytes(out), bytes(err), cut=cut, timed_out=timed_out)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
+# The snapshot keeps its own bounded git CLI instead of gitpython: see the module docstring
+# (detached HEAD, strict decoding, unbounded output, inherited GIT_DIR).
 class _Git:
     """Runs git commands in one folder against one shared deadline."""
 
@@ -191,7 +126,7 @@ class _Git:
         self.timeout_s = timeout_s
         self.env = _git_env()
 
-    def run(self, *args: str, max_bytes: int = _SMALL_OUTPUT_CAP) -> _GitResult:
+    def run(self, *args: str, max_bytes: int = _SMALL_OUTPUT_CAP) -> BoundedResult:
         """Run ``git ARGS``; raises ``_GitError`` when it cannot start or runs out of time."""
         if time.monotonic() >= self.deadline:
             raise _GitError(f"git did not answer within {self.timeout_s:g} s")

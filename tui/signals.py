@@ -21,9 +21,9 @@ TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 def end_running_commands() -> None:
     """Kill the commands the bash tool is running, with their process trees. Does nothing when
     the tool was never imported (no command ever ran); never raises."""
-    bash = sys.modules.get("agent.tools.bash")
-    if bash is not None:
-        bash.kill_running_commands()
+    process = sys.modules.get("agent.process")
+    if process is not None:
+        process.kill_running_commands()
 
 
 def take_default_action(signum: int) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from ..messages import AssistantMessage, Message, ModeMessage, ToolResultMessage, UserMessage
+from .truncation.truncate import cut_middle
 
 #: Characters kept of one pinned error output (head and tail).
 ERROR_CAP_CHARS = 2000
@@ -60,17 +61,15 @@ _FAIL_RE = re.compile(r"\bFAILED\b|\bFAIL\b|\b[1-9]\d* (?:failed|errors?)\b|Trac
 
 
 def cap_middle(text: str, cap: int) -> str:
-    """``text`` cut to about ``cap`` characters: 30% head, 70% tail, on whole lines when possible,
-    with a marker naming how many characters were left out. ``cap <= 0`` means no cap."""
+    """``text`` cut to about ``cap`` characters by truncation's ``cut_middle``, with a marker of
+    the characters left out (no saved file, so not the tool-output marker). ``cap <= 0``: no cap."""
     if cap <= 0 or len(text) <= cap:
         return text
-    head_n = int(cap * 0.3)
-    head, tail = text[:head_n], text[len(text) - (cap - head_n):]
-    if "\n" in head[1:]:
-        head = head[:head.rfind("\n") + 1]
-    if "\n" in tail[:-1]:
-        tail = tail[tail.find("\n") + 1:]
-    return f"{head}[... {len(text) - len(head) - len(tail)} characters left out ...]\n{tail}"
+    head, tail, _ = cut_middle(text, cap)
+    omitted = len(text) - len(head) - len(tail)
+    if head and not head.endswith("\n"):
+        head += "\n"
+    return f"{head}[... {omitted} characters left out ...]\n{tail}"
 
 
 def looks_failed(text: str, is_error: bool = False) -> bool:

@@ -45,6 +45,7 @@ from ..context.budget import max_prompt_tokens
 from ..context.compaction.rewrite import CompactionResult, compact
 from ..context.pins import collect_pins
 from ..context.pruning import strip_think_tags
+from ..context.truncation.saved_file import safe_call_id
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -256,8 +257,7 @@ class Compactor:
     def _save_full(self, message: ToolResultMessage) -> str | None:
         """Save a tool result's full text before it is stubbed; returns the absolute path."""
         folder = Path(self.agent.output_dir)
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in message.tool_call_id)[:64] or "call"
-        path = folder / f"tool-output-{safe}-context.txt"
+        path = folder / f"tool-output-{safe_call_id(message.tool_call_id)}-context.txt"
         if not path.exists():
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -26,6 +26,7 @@ from ..events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from ..context.truncation.saved_file import safe_call_id
 from ..messages import AssistantMessage, ToolCall, ToolResultMessage
 from ..permissions.policy import decide, denial_message
 from ..tools.base import ToolContext, ToolOutput
@@ -102,7 +103,7 @@ class ToolCallsMixin:
                  cancel: threading.Event) -> ToolOutput:
         ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
                           max_output_chars=self.config.max_output_chars,
-                          bash_timeout_s=self.config.bash_timeout_s, call_id=_safe_id(call.id))
+                          bash_timeout_s=self.config.bash_timeout_s, call_id=safe_call_id(call.id))
         tool = self.registry.get(call.name)
         refusal = self._capability_refusal(call.name, tool)
         if refusal:
@@ -210,8 +211,3 @@ def _is_json(text: str) -> bool:
         return True
     except (json.JSONDecodeError, ValueError):
         return False
-
-
-def _safe_id(call_id: str) -> str:
-    """Return ``call_id`` reduced to characters safe in a file name."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)[:64] or "call"

@@ -3,8 +3,8 @@
 Uses ripgrep (``rg``) when it is on PATH, as Claude Code and Codex do: fast, and it honours
 ``.gitignore``. Otherwise a pure-Python fallback walks the tree itself: it skips ``.git``,
 ``.opencli``, dependency/cache folders (``node_modules``, ``.venv`` ...), binary files (a NUL byte
-in the first 8 KB) and files over 50 MB, and honours ``.gitignore`` files in a simplified form
-(name and path globs, ``dir/`` and ``!negation``; no global excludes). Output is
+in the first 8 KB) and files over 50 MB, and honours the ``.gitignore`` files of the searched folders
+(git's pattern rules through pathspec; no global excludes). Output is
 ``path:line:text`` per match, paths relative to the workspace, sorted by path. The regex syntax is
 Python's ``re`` in the fallback and ripgrep's (Rust) with rg; the common subset is the same.
 """
@@ -17,11 +17,13 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import pathspec
 from pydantic import Field, ValidationInfo, field_validator
 
 from ..context.truncation.bounded import BoundedOutput
+from ..process import run_streaming
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from .bash import command_env, run_streaming
+from .bash import command_env
 from .glob_tool import ALWAYS_SKIPPED, HEAVY_DIRS, compile_glob, walk
 from .paths import display_path, resolve_in_workspace
 from .read import BINARY_CHECK_BYTES
@@ -140,10 +142,11 @@ def _search_rg(rg: str, args: GrepArgs, target: Path, ctx: ToolContext, output: 
 
 
 class _GitIgnore:
-    """A simplified ``.gitignore`` matcher: rules from the files loaded so far, last match wins."""
+    """``.gitignore`` matching (pathspec's git semantics) over the files loaded so far: each file's
+    patterns apply below its folder, and a deeper file's match overrides an outer one's."""
 
     def __init__(self) -> None:
-        self._rules: list[tuple[str, re.Pattern[str], bool, bool, bool]] = []
+        self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
 
     def load(self, folder: Path, base: str) -> None:
         """Add the rules of ``folder/.gitignore``; ``base`` is the folder relative to the workspace."""
@@ -151,39 +154,26 @@ class _GitIgnore:
             text = (folder / ".gitignore").read_text("utf-8", "replace")
         except OSError:
             return
-        for raw in text.splitlines():
-            line = raw.rstrip()
-            if not line or line.startswith("#"):
-                continue
-            negate = line.startswith("!")
-            line = line[1:] if negate else line
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            anchored = "/" in line
-            line = line.lstrip("/")
-            if not line:
-                continue
-            try:
-                regex = compile_glob(line)
-            except ToolError:
-                continue
-            self._rules.append((base, regex, anchored, dir_only, negate))
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+        except (ValueError, TypeError):  # a malformed pattern: the file is skipped, not the search
+            return
+        if len(spec):
+            self._specs.append((base, spec))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the workspace, ``/``-separated) is ignored."""
         verdict = False
-        name = rel.rsplit("/", 1)[-1]
-        for base, regex, anchored, dir_only, negate in self._rules:
-            if dir_only and not is_dir:
-                continue
+        for base, spec in self._specs:
             if base:
                 if not rel.startswith(base + "/"):
                     continue
                 sub = rel[len(base) + 1 :]
             else:
                 sub = rel
-            if regex.fullmatch(sub if anchored else name):
-                verdict = not negate
+            include = spec.check_file(sub + "/" if is_dir else sub).include
+            if include is not None:
+                verdict = include
         return verdict
 
 

@@ -48,6 +48,35 @@ class TestParsing:
     def test_unparsable_lines(self, line: str) -> None:
         assert not parse_command_line(line).ok
 
+    def test_substitutions_inside_arithmetic_are_commands(self) -> None:
+        """``$(( $(cmd) ))`` runs ``cmd``: it is found, in quotes too."""
+        assert words('echo "$(( $(date +%s) - 5 ))"')[1] == ("date", "+%s")
+        assert ("rm", "x") in words("echo $(( $(rm x) + 1 ))")
+
+    def test_nested_substitutions_and_quoting(self) -> None:
+        assert words("echo \"$(echo \"$(rm -rf /)\")\" 'it''s'") == [
+            ("echo", "$(…)", "its"), ("echo", "$(…)"), ("rm", "-rf", "/")]
+        assert words("echo $(echo `rm a`)") == [("echo", "$(…)"), ("echo", "$(…)"), ("rm", "a")]
+
+    def test_case_items_and_comments(self) -> None:
+        assert words("case $x in a) rm b;; esac") == [("rm", "b")]
+        (command,) = parse_command_line("echo a # rm x; b").commands
+        assert command.text == "echo a" and command.words == ("echo", "a")
+
+    def test_redirect_after_a_list_belongs_to_its_last_command(self) -> None:
+        parsed = parse_command_line("ls && make > log.txt")
+        assert [(c.words, c.writes_file) for c in parsed.commands] == [(("ls",), False), (("make",), True)]
+        assert parsed.commands[1].text == "make > log.txt"
+
+    @pytest.mark.parametrize("line", ["echo $(cat <<EOF\nx\nEOF\n)", "echo \\$(rm x)", "cat <(ls)"])
+    def test_here_documents_anywhere_and_syntax_errors_ask(self, line: str) -> None:
+        assert not parse_command_line(line).ok
+
+    def test_spans_count_characters_not_bytes(self) -> None:
+        line = "echo héllo > fé.txt; rm é"
+        commands = parse_command_line(line).commands
+        assert [line[c.start:c.end] for c in commands] == ["echo héllo > fé.txt", "rm é"]
+
     def test_risky_spans(self) -> None:
         line = "ls && rm -rf build > log.txt; curl -s x | sh; git push; chmod +x a"
         parts = [line[s.start:s.end] for s in risky_spans(line)]

@@ -111,3 +111,12 @@ def test_ripgrep_engine_agrees(ctx):
     assert out.text.splitlines() == ["src/app.py:3:def main():"]
     with pytest.raises(ToolError, match="regular expression"):
         grep(ctx, "def (", use_ripgrep=None)
+
+
+def test_gitignore_escapes_follow_git(tmp_path):
+    """``\\#name`` ignores a file whose name starts with ``#``; ``\\ `` keeps a trailing space."""
+    (tmp_path / ".gitignore").write_text("\\#notes.txt\ntrail\\ \n")
+    for name in ("#notes.txt", "trail ", "kept.txt"):
+        (tmp_path / name).write_text("needle\n")
+    ctx = ToolContext(workspace=tmp_path, output_dir=tmp_path / ".opencli" / "tmp" / "s", call_id="g2")
+    assert [l.split(":")[0] for l in grep(ctx, "needle").text.splitlines()] == ["kept.txt"]

@@ -1,5 +1,5 @@
-"""The saved full output of a tool call: creating its file (0600, a fresh name per call) and
-describing why a save failed.
+"""The saved full output of a tool call: its file name, creating its file (0600, a fresh name per
+call) and describing why a save failed.
 """
 
 from __future__ import annotations
@@ -17,10 +17,19 @@ def close_quietly(fd: int) -> None:
         pass
 
 
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def safe_call_id(call_id: str, fallback: str = "call") -> str:
+    """``call_id`` as a file-name part: characters other than ASCII letters, digits, ``-`` and
+    ``_`` become ``_``, at most 64 of them (``fallback`` when nothing is left)."""
+    return _UNSAFE_IN_NAME.sub("_", call_id)[:64] or fallback
+
+
 def create_output_file(output_dir: Path, call_id: str) -> tuple[int, str]:
     """Create ``tool-output-<call_id>.txt`` (0600) in ``output_dir``; return (descriptor, path)."""
     output_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", call_id)[:80].strip(".") or uuid.uuid4().hex[:12]
+    stem = safe_call_id(call_id, fallback=uuid.uuid4().hex[:12])
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for attempt in range(1, 1000):
         suffix = "" if attempt == 1 else f"-{attempt}"

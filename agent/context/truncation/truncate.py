@@ -86,7 +86,7 @@ def truncate_normalized(
     total_lines = _line_count(norm)
     if max_chars == 0 or len(norm) <= max_chars:
         return TruncationResult(text=norm, head=norm, total_lines=total_lines, total_bytes=total_bytes)
-    head, tail, _ = _cut(norm, max_chars)
+    head, tail, _ = cut_middle(norm, max_chars)
     tail_start = len(norm) - len(tail)
     first_line = head.count("\n") + 1
     last_line = norm.count("\n", 0, tail_start - 1) + 1
@@ -133,8 +133,10 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-def _cut(text: str, max_chars: int) -> tuple[str, str, bool]:
-    """Split ``text`` (longer than ``max_chars``) into kept head and tail; see module docstring."""
+def cut_middle(text: str, max_chars: int) -> tuple[str, str, bool]:
+    """Split ``text`` (longer than ``max_chars``) into the kept head and tail (30% / 70% of the
+    budget, snapped to line boundaries; see the module docstring) and whether the tail starts a
+    line. The one middle cut: tool outputs here, compaction transcripts in ``pins.cap_middle``."""
     head_budget = int(max_chars * HEAD_FRACTION)
     head = head_part(text, head_budget)
     tail, at_line_start = tail_part(text, max_chars - head_budget)

@@ -1,18 +1,23 @@
-"""A small parser of bash command lines: simple commands, their words and redirections.
+"""Bash command lines as simple commands, their words and redirections (tree-sitter-bash).
 
 A command line is split into its simple commands (``parse_command_line``): on ``;``, ``&&``,
-``||``, ``|``, ``|&``, ``&``, newlines and parentheses, and the commands inside ``$( … )`` and
-backticks count too. Redirections (``>``, ``>>``, ``<``, ``2>&1``, ``&>``) belong to their
-command; a write redirect to a file other than ``/dev/null`` makes the command write a file.
-Quoting follows ``shlex`` in POSIX mode. Here-documents, process substitution, ``eval`` and
-unbalanced quotes or parentheses make the line *unparsable* (``ParsedLine.ok`` is False).
+``||``, ``|``, ``|&``, ``&``, newlines, subshells, groups and control structures, and the commands
+inside ``$( … )`` and backticks (also within quotes, ``${…}`` and arithmetic) count too.
+Redirections (``>``, ``>>``, ``<``, ``2>&1``, ``&>``) belong to their command; a write redirect to
+a file other than ``/dev/null`` makes the command write a file. Words lose their quotes as in
+``shlex``'s POSIX mode. Any syntax error (unbalanced quotes or parentheses), here-documents,
+process substitution and ``eval`` make the line *unparsable* (``ParsedLine.ok`` is False): the
+caller asks.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
 
 #: Shell keywords that can precede a command in a segment (``if rm -rf x; then ...``).
 KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{"})
@@ -71,299 +76,233 @@ class ParsedLine:
         return not self.unparsable
 
 
-# ------------------------------------------------------------------------------------- scanner
-@dataclass
-class _Segment:
-    start: int
-    end: int = -1
-    redirects: list[Redirect] = field(default_factory=list)
-    subs: list[tuple[int, int]] = field(default_factory=list)  # spans replaced by "$(…)" in words
-    inner: list[tuple[int, int]] = field(default_factory=list)  # inner command text spans
-    comments: list[tuple[int, int]] = field(default_factory=list)  # '# ...' spans, dropped from words
-    piped: bool = False  # preceded by a pipe
+# ------------------------------------------------------------------------------------- the tree
+_PARSER: Parser | None = None
+
+#: Nodes that make a line unparsable, with the reason given.
+_REFUSED = {"heredoc_redirect": "a here-document", "process_substitution": "process substitution"}
+_REDIRECTS = ("file_redirect", "herestring_redirect")
 
 
-class _Scanner:
-    """Splits ``line[lo:hi]`` into segments; records redirections and substitutions."""
+def _parser() -> Parser:
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = Parser(Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+class _Line:
+    """The line, its UTF-8 bytes and the byte-to-character offset map of tree-sitter's spans."""
 
     def __init__(self, line: str) -> None:
-        self.line = line
+        self.text = line
+        data = line.encode("utf-8", "surrogatepass")
+        self.data = data
+        if len(data) == len(line):
+            self._chars: list[int] | None = None
+        else:
+            chars, pos = [0] * (len(data) + 1), 0
+            for index, ch in enumerate(line):
+                width = len(ch.encode("utf-8", "surrogatepass"))
+                for k in range(width):
+                    chars[pos + k] = index
+                pos += width
+            chars[pos] = len(line)
+            self._chars = chars
 
-    def scan(self, lo: int, hi: int) -> list[_Segment]:
-        line = self.line
-        segments: list[_Segment] = []
-        seg = _Segment(lo)
-        depth = 0
-        i = lo
-        word_start = True  # at the start of a word (for '#', fds of redirects)
+    def char(self, byte: int) -> int:
+        return byte if self._chars is None else self._chars[byte]
 
-        def close(at: int, piped_next: bool = False) -> None:
-            nonlocal seg
-            seg.end = at
-            segments.append(seg)
-            seg = _Segment(at, piped=piped_next)
-
-        while i < hi:
-            c = line[i]
-            quoted_end = self._skip_quoting(i, hi, seg)
-            if quoted_end is not None:
-                i = quoted_end
-                word_start = False
-                continue
-            if c == "`":
-                j = self._backtick_end(i, hi)
-                seg.subs.append((i, j + 1))
-                seg.inner.append((i + 1, j))
-                i = j + 1
-                word_start = False
-                continue
-            if c == "$" and line.startswith("$((", i):
-                j = self._paren_end(i + 2, hi)  # arithmetic: no commands inside
-                i = j + 1
-                word_start = False
-                continue
-            if c == "$" and line.startswith("$(", i):
-                j = self._paren_end(i + 1, hi)
-                seg.subs.append((i, j + 1))
-                seg.inner.append((i + 2, j))
-                i = j + 1
-                word_start = False
-                continue
-            if c == "#" and word_start:
-                j = line.find("\n", i, hi)
-                seg.comments.append((i, hi if j < 0 else j))
-                i = hi if j < 0 else j
-                continue
-            if c in "<>" and line.startswith("(", i + 1):
-                raise _Unparsable("process substitution")
-            if c in "<>" or (c == "&" and line.startswith(">", i + 1)):
-                i = self._redirect(i, hi, seg)
-                word_start = True
-                continue
-            if c in "0123456789" and word_start:
-                j = i
-                while j < hi and line[j].isdigit():
-                    j += 1
-                if j < hi and line[j] in "<>":
-                    i = self._redirect(i, hi, seg)
-                    word_start = True
-                    continue
-            if c in ";\n":
-                close(i)
-                seg.start = i + 1
-                i += 1
-                word_start = True
-                continue
-            if c == "|":
-                step = 2 if line.startswith(("||",), i) else (2 if line.startswith("|&", i) else 1)
-                close(i, piped_next=not line.startswith("||", i))
-                seg.start = i + step
-                i += step
-                word_start = True
-                continue
-            if c == "&":
-                step = 2 if line.startswith("&&", i) else 1
-                close(i)
-                seg.start = i + step
-                i += step
-                word_start = True
-                continue
-            if c == "(":
-                depth += 1
-                close(i)
-                seg.start = i + 1
-                i += 1
-                word_start = True
-                continue
-            if c == ")":
-                depth -= 1
-                if depth < 0:
-                    raise _Unparsable("an unbalanced ')'")
-                close(i)
-                seg.start = i + 1
-                i += 1
-                word_start = True
-                continue
-            word_start = c.isspace()
-            i += 1
-        if depth:
-            raise _Unparsable("an unbalanced '('")
-        close(hi)
-        return segments
-
-    def _double_quoted(self, i: int, hi: int, seg: _Segment) -> int:
-        """Skip a double-quoted string starting at ``i``; record substitutions inside it."""
-        line = self.line
-        i += 1
-        while i < hi:
-            c = line[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                return i + 1
-            if c == "`":
-                j = self._backtick_end(i, hi)
-                seg.subs.append((i, j + 1))
-                seg.inner.append((i + 1, j))
-                i = j + 1
-                continue
-            if c == "$" and line.startswith("$((", i):
-                i = self._paren_end(i + 2, hi) + 1
-                continue
-            if c == "$" and line.startswith("$(", i):
-                j = self._paren_end(i + 1, hi)
-                seg.subs.append((i, j + 1))
-                seg.inner.append((i + 2, j))
-                i = j + 1
-                continue
-            i += 1
-        raise _Unparsable("an unbalanced double quote")
-
-    def _backtick_end(self, i: int, hi: int) -> int:
-        j = i + 1
-        while j < hi:
-            if self.line[j] == "\\":
-                j += 2
-                continue
-            if self.line[j] == "`":
-                return j
-            j += 1
-        raise _Unparsable("an unbalanced backtick")
-
-    def _skip_quoting(self, i: int, hi: int, seg: "_Segment") -> int | None:
-        """When ``line[i]`` starts a backslash escape, a single-quoted or a double-quoted string,
-        return the index just after it (double quotes record their substitutions in ``seg``);
-        otherwise ``None``. Raises ``_Unparsable`` for an unbalanced quote."""
-        c = self.line[i]
-        if c == "\\":
-            return i + 2
-        if c == "'":
-            end = self.line.find("'", i + 1, hi)
-            if end < 0:
-                raise _Unparsable("an unbalanced single quote")
-            return end + 1
-        if c == '"':
-            return self._double_quoted(i, hi, seg)
-        return None
-
-    def _paren_end(self, i: int, hi: int) -> int:
-        """Index of the ``)`` closing the ``(`` at ``i`` (quotes and nesting respected)."""
-        line = self.line
-        depth = 0
-        j = i
-        while j < hi:
-            c = line[j]
-            quoted_end = self._skip_quoting(j, hi, _Segment(j))
-            if quoted_end is not None:
-                j = quoted_end
-                continue
-            if c == "`":
-                j = self._backtick_end(j, hi) + 1
-                continue
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    return j
-            j += 1
-        raise _Unparsable("an unbalanced '$('")
-
-    def _redirect(self, i: int, hi: int, seg: _Segment) -> int:
-        """Parse a redirection starting at ``i`` (optional fd digits first); return the index after it."""
-        line = self.line
-        start = i
-        while i < hi and line[i].isdigit():
-            i += 1
-        match = re.compile(r"&>>|&>|>>|>&|>\||<<<|<<|<>|<&|>|<").match(line, i, hi)
-        if match is None:  # pragma: no cover - callers check for < or > or &>
-            raise _Unparsable("a redirection")
-        op = match.group(0)
-        if op == "<<":
-            raise _Unparsable("a here-document")
-        i = match.end()
-        while i < hi and line[i] in " \t":
-            i += 1
-        target_start = i
-        while i < hi and not line[i].isspace() and line[i] not in ";|&<>()":
-            c = line[i]
-            quoted_end = self._skip_quoting(i, hi, seg)
-            if quoted_end is not None:
-                i = quoted_end
-                continue
-            if c == "$" and line.startswith("$(", i):
-                raise _Unparsable("a command substitution in a redirection target")
-            if c == "`":
-                raise _Unparsable("a command substitution in a redirection target")
-            i += 1
-        raw_target = line[target_start:min(i, hi)]
-        if not raw_target:
-            raise _Unparsable(f"a redirection '{op}' without a target")
-        try:
-            target = " ".join(shlex.split(raw_target))
-        except ValueError:
-            raise _Unparsable("a redirection target") from None
-        fd_target = op in (">&", "<&") or (op in (">", "<") and target.startswith("&"))
-        writes = (op not in ("<", "<<<", "<&") and not fd_target and target != "/dev/null"
-                  and not (op == ">&" and target.isdigit()))
-        seg.redirects.append(Redirect(op=op, target=target, start=start, end=min(i, hi), writes=writes))
-        return i
+    def span(self, node: Node) -> tuple[int, int]:
+        start, end = self.char(node.start_byte), self.char(node.end_byte)
+        if node.type == "command_substitution":  # a backtick node may start at the blank before it
+            while start < end and self.text[start].isspace():
+                start += 1
+        return start, end
 
 
-def _words(line: str, seg: _Segment) -> tuple[str, ...]:
-    """The words of a segment, with redirections removed and substitutions as ``$(…)``."""
-    cuts = sorted([(r.start, r.end, " ") for r in seg.redirects] + [(s, e, "$(…)") for s, e in seg.subs]
-                  + [(s, e, " ") for s, e in seg.comments])
-    parts = []
-    pos = seg.start
-    for start, end, replacement in cuts:
-        if start < pos:
-            continue
-        parts.append(line[pos:start])
-        parts.append(replacement)
-        pos = end
-    parts.append(line[pos:seg.end])
-    text = "".join(parts)
+def _first_error(node: Node) -> Node | None:
+    if node.type == "ERROR" or node.is_missing:
+        return node
+    for child in node.children:
+        if child.has_error:
+            found = _first_error(child)
+            if found is not None:
+                return found
+    return None
+
+
+def _error_reason(line: _Line, node: Node) -> str:
+    """A short reason for the syntax error found at ``node``."""
+    near = line.text[line.char(node.start_byte):line.char(node.end_byte)]
+    if node.is_missing:  # the parser expected a closing token (or a command) that never came
+        opened = {")": "'('", "`": "backtick", "'": "single quote", '"': "double quote", "}": "'{'"}
+        return f"an unbalanced {opened[node.type]}" if node.type in opened else "an incomplete command"
+    for mark, what in (("'", "single quote"), ('"', "double quote"), ("`", "backtick"), ("$(", "'$('"),
+                       ("(", "'('"), (")", "')'")):
+        if mark in near:
+            return f"an unbalanced {what}"
+    return f"a syntax error near {near.strip()[:20]!r}" if near.strip() else "a syntax error"
+
+
+def _outer_substitutions(node: Node) -> list[Node]:
+    """The command substitutions in ``node``'s subtree that are not inside another one (also
+    those inside arithmetic, ``$(( $(cmd) + 1 ))``: they run too)."""
+    found: list[Node] = []
+    stack = list(reversed(node.children))
+    while stack:
+        child = stack.pop()
+        if child.type == "command_substitution":
+            found.append(child)
+        elif child.type in _REFUSED:
+            raise _Unparsable(_REFUSED[child.type])
+        else:
+            stack.extend(reversed(child.children))
+    return found
+
+
+def _redirect(line: _Line, node: Node) -> Redirect:
+    """The ``Redirect`` of a ``file_redirect`` / ``herestring_redirect`` node."""
+    start, end = line.span(node)
+    op_node = next((c for c in node.children if not c.is_named), None)
+    if op_node is None:  # pragma: no cover - the grammar always has an operator
+        raise _Unparsable("a redirection")
+    op = op_node.type
+    if _outer_substitutions(node):
+        raise _Unparsable("a command substitution in a redirection target")
+    raw_target = line.text[line.char(op_node.end_byte):end].strip()
+    if not raw_target:
+        raise _Unparsable(f"a redirection '{op}' without a target")
     try:
-        return tuple(shlex.split(text, comments=False, posix=True))
+        target = " ".join(shlex.split(raw_target))
+    except ValueError:
+        raise _Unparsable("a redirection target") from None
+    fd_target = op in (">&", "<&") or (op in (">", "<") and target.startswith("&"))
+    writes = (op not in ("<", "<<<", "<&") and not fd_target and target != "/dev/null"
+              and not (op == ">&" and target.isdigit()))
+    return Redirect(op=op, target=target, start=start, end=end, writes=writes)
+
+
+def _words(line: _Line, start: int, end: int, cuts: list[tuple[int, int, str]]) -> tuple[str, ...]:
+    """The words of ``line[start:end]`` with the ``cuts`` spans replaced (redirections by a blank,
+    substitutions by ``$(…)``), quotes removed."""
+    parts, pos = [], start
+    for cut_start, cut_end, replacement in sorted(cuts):
+        if cut_start < pos:
+            continue
+        parts.append(line.text[pos:cut_start])
+        parts.append(replacement)
+        pos = cut_end
+    parts.append(line.text[pos:end])
+    try:
+        return tuple(shlex.split("".join(parts), comments=False, posix=True))
     except ValueError as exc:
         raise _Unparsable(f"quoting ({exc})") from None
 
 
-def _parse_range(scanner: _Scanner, lo: int, hi: int, nested: bool, out: list[SimpleCommand]) -> None:
-    line = scanner.line
-    previous_first = ""
-    for seg in scanner.scan(lo, hi):
-        words = _words(line, seg)
-        start, end = seg.start, seg.end
-        while start < end and line[start].isspace():
-            start += 1
-        while end > start and line[end - 1].isspace():
-            end -= 1
-        if words or seg.redirects:
-            if words and words[0] == "eval":
-                raise _Unparsable("eval")
-            if words and words[0] in ("{", "}"):
-                words = words[1:]
-            if words and words[-1] == "}":
-                words = words[:-1]
-            out.append(SimpleCommand(text=line[start:end], words=words, start=start, end=end,
-                                     redirects=tuple(seg.redirects), nested=nested,
-                                     piped_from=previous_first if seg.piped else ""))
-        previous_first = words[0] if words else ""
-        for inner_lo, inner_hi in seg.inner:
-            _parse_range(scanner, inner_lo, inner_hi, True, out)
+class _Walker:
+    """Collects the simple commands of a parsed line in source order."""
+
+    def __init__(self, line: _Line) -> None:
+        self.line = line
+        self.out: list[SimpleCommand] = []
+        #: Redirections the grammar attached to a list, for its last command (by node id).
+        self._tail: dict[int, tuple[list[Node], Node]] = {}
+
+    def walk(self, node: Node, nested: bool) -> None:
+        kind = node.type
+        if kind in _REFUSED:
+            raise _Unparsable(_REFUSED[kind])
+        if kind in ("command", "variable_assignment", "variable_assignments", "declaration_command",
+                    "unset_command", "test_command"):
+            self.simple(node, node, [], nested)
+        elif kind == "redirected_statement":
+            self.redirected(node, nested)
+        elif kind == "pipeline":
+            self.pipeline(node, nested)
+        elif kind == "command_substitution":
+            for child in node.children:
+                self.walk(child, True)
+        elif kind == "comment":
+            return
+        else:
+            for child in node.children:
+                self.walk(child, nested)
+
+    def pipeline(self, node: Node, nested: bool, piped_from: str = "") -> None:
+        previous_first = ""
+        piped = False
+        for child in node.children:
+            if not child.is_named:
+                piped = child.type in ("|", "|&")
+                continue
+            before = len(self.out)
+            self.walk(child, nested)
+            if piped and len(self.out) > before and child.type in ("command", "redirected_statement"):
+                index = next(i for i in range(before, len(self.out)) if self.out[i].nested == nested)
+                self.out[index] = replace(self.out[index], piped_from=previous_first)
+            first = self.out[before] if len(self.out) > before else None
+            simple = child.type in ("command", "redirected_statement") and first is not None
+            previous_first = first.words[0] if simple and first.words else ""
+
+    def redirected(self, node: Node, nested: bool) -> None:
+        redirects = [c for c in node.children if c.type in _REDIRECTS]
+        for child in node.children:
+            if child.type in _REFUSED:
+                raise _Unparsable(_REFUSED[child.type])
+        bodies = [c for c in node.children if c.is_named and c.type not in _REDIRECTS]
+        if len(bodies) == 1 and bodies[0].type == "command":
+            self.simple(node, bodies[0], redirects, nested)
+            return
+        last = bodies[-1] if len(bodies) == 1 else None
+        while last is not None and last.type in ("list", "pipeline"):
+            last = last.named_children[-1] if last.named_children else None
+        if last is not None and last.type == "command" and redirects:
+            # ``a && b > f``: the grammar hangs the redirection on the list; bash gives it to ``b``.
+            self._tail[last.id] = (redirects, node)
+            self.walk(bodies[0], nested)
+            return
+        for body in bodies:
+            self.walk(body, nested)
+        if redirects:  # a compound command's redirections: a command of no words
+            self.simple(node, None, redirects, nested, from_node=redirects[0])
+
+    def simple(self, span_node: Node, command: Node | None, redirect_nodes: list[Node], nested: bool,
+               from_node: Node | None = None) -> None:
+        line = self.line
+        if command is not None and command.id in self._tail:
+            redirect_nodes, outer = self._tail.pop(command.id)
+            start, end = line.span(command)[0], line.span(outer)[1]
+        else:
+            start, end = line.span(from_node or span_node)
+        redirects = [_redirect(line, r) for r in redirect_nodes]
+        inline = [c for c in (command.children if command is not None else ()) if c.type in _REDIRECTS]
+        redirects += [_redirect(line, r) for r in inline]
+        redirects.sort(key=lambda r: r.start)
+        subs = _outer_substitutions(command) if command is not None else []
+        cuts = [(r.start, r.end, " ") for r in redirects] + [(*line.span(s), "$(…)") for s in subs]
+        words = _words(line, start, end, cuts) if command is not None else ()
+        if words and words[0] == "eval":
+            raise _Unparsable("eval")
+        self.out.append(SimpleCommand(text=line.text[start:end], words=words, start=start, end=end,
+                                      redirects=tuple(redirects), nested=nested))
+        for sub in subs:
+            self.walk(sub, True)
 
 
 def parse_command_line(line: str) -> ParsedLine:
     """Split a bash command line into its simple commands (see the module docstring)."""
-    out: list[SimpleCommand] = []
+    text = _Line(line)
     try:
-        _parse_range(_Scanner(line), 0, len(line), False, out)
+        root = _parser().parse(text.data).root_node
+        if root.has_error:
+            error = _first_error(root)
+            raise _Unparsable(_error_reason(text, error) if error is not None else "a syntax error")
+        walker = _Walker(text)
+        walker.walk(root, False)
     except _Unparsable as exc:
         return ParsedLine(line=line, unparsable=str(exc))
-    return ParsedLine(line=line, commands=tuple(out))
+    return ParsedLine(line=line, commands=tuple(walker.out))
 
 
 def rough_commands(line: str) -> list[tuple[str, ...]]:
