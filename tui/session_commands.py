@@ -263,17 +263,11 @@ async def _show_reminders(handler: Any, resumed: Any, message: Any) -> None:
 
 
 def _undo_marks(resumed: Any) -> list[tuple[int, list[str]]]:
-    """The ``undo`` events of a resumed journal as ``(messages before it, file lines)``, in order:
-    the changed files the redrawn edit blocks add to the sidebar are dropped again at that point."""
-    marks: list[tuple[int, list[str]]] = []
-    count = 0
-    for record in getattr(resumed, "records", None) or []:
-        kind = record.get("kind")
-        if kind == "message":
-            count += 1
-        elif kind == "event" and record.get("event") == "undo" and isinstance(record.get("files"), list):
-            marks.append((count, record["files"]))
-    return marks
+    """The undo events of a resumed journal as ``(messages before it, file lines)``, in order
+    (``LoadedSession.undo_marks``): the changed files the redrawn edit blocks add to the sidebar
+    are dropped again at that point."""
+    undo_marks = getattr(resumed, "undo_marks", None)
+    return undo_marks() if callable(undo_marks) else []
 
 
 def _forget_in_sidebar(handler: Any, lines: list[str]) -> None:
