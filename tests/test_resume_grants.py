@@ -220,5 +220,5 @@ def test_edit_diff_is_journaled_and_read_back(ws: Path) -> None:
     loaded = load_session(session.journal_path)
     tools = [m for m in loaded.messages if m.role == "tool"]
     assert loaded.details_for(tools[0])["diff"] == edit_result.diff
-    assert loaded.details_for(tools[1]) == {}  # a read shows nothing beyond its text: no record
-    assert len(loaded.of_kind(ToolDetailsRecord)) == 1
+    assert set(loaded.details_for(tools[1])) == {"outcome", "duration_s"}  # a read shows nothing more
+    assert len(loaded.of_kind(ToolDetailsRecord)) == 2  # one per result: its outcome and duration

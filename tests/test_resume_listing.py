@@ -21,6 +21,7 @@ from agent.session.resume import (
 )
 from agent.runtime.build import build_session
 from agent.session.journal import SessionJournal, read_journal, sessions_dir
+from agent.events import ToolResult
 from agent.session.records import ToolDetailsRecord
 from tui.cli import main
 
@@ -189,8 +190,7 @@ def test_a_result_without_reminders_writes_no_reminders_field(tmp_path):
 
     journal = SessionJournal(tmp_path / "s.jsonl")
     result = ToolResultMessage(tool_call_id="c", name="bash", content="ok")
-    journal.append_tool_details(result, exit_code=0, reminders=[])
-    journal.append_tool_details(result, reminders=None)  # nothing to record: no line
+    journal.append_tool_result(result, ToolResult(exit_code=0, reminders=()))
     journal.close()
     lines = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert len(lines) == 1 and "reminders" not in lines[0] and lines[0]["exit_code"] == 0

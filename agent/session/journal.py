@@ -23,12 +23,13 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..config.files import user_data_dir
 from .records import MessageRecord, SystemPromptRecord, ToolDetailsRecord, RecordBase, read_journal, read_records
 
 if TYPE_CHECKING:
+    from ..events import ToolResult
     from ..messages import Message
 
 
@@ -150,15 +151,9 @@ class SessionJournal:
         """Write one conversation record (``MessageRecord``)."""
         self.append(MessageRecord(message=message))
 
-    def append_tool_details(self, message: "Message", *, diff: str | None = None, display: str | None = None,
-                            exit_code: int | None = None, truncated: bool = False,
-                            saved_path: str | None = None, reminders: Sequence[str] | None = None) -> None:
-        """Write a ``tool_details`` record for the tool result ``message`` (already appended),
-        or nothing when none of the details is set (see ``tool_details_record``)."""
-        record = tool_details_record(message, diff=diff, display=display, exit_code=exit_code,
-                                     truncated=truncated, saved_path=saved_path, reminders=reminders)
-        if record is not None:
-            self.append(record)
+    def append_tool_result(self, message: "Message", result: "ToolResult") -> None:
+        """Write the ``ToolDetailsRecord`` of the tool result ``message`` (already appended)."""
+        self.append(ToolDetailsRecord.of(message, result))
 
     def close(self) -> None:
         """Close the file and release the lock (later appends reopen and relock it)."""
@@ -167,22 +162,5 @@ class SessionJournal:
             self._fh = None
 
 
-def tool_details_record(message: "Message", *, diff: str | None = None, display: str | None = None,
-                        exit_code: int | None = None, truncated: bool = False,
-                        saved_path: str | None = None,
-                        reminders: Sequence[str] | None = None) -> ToolDetailsRecord | None:
-    """The ``ToolDetailsRecord`` of a tool result ``message`` (its ``id``, ``tool_call_id``,
-    ``name``) with the details the UI shows besides the model's text; unset or empty details are
-    left out; ``None`` when none is set (no record is needed)."""
-    details = {"diff": diff or None, "display": display, "exit_code": exit_code,
-               "truncated": True if truncated else None, "saved_path": saved_path or None,
-               "reminders": [str(text) for text in reminders] if reminders else None}
-    details = {key: value for key, value in details.items() if value is not None}
-    if not details:
-        return None
-    return ToolDetailsRecord(message_id=getattr(message, "id", ""), tool_call_id=getattr(message, "tool_call_id", ""),
-                             name=getattr(message, "name", ""), **details)
-
-
 __all__ = ["SessionJournal", "SessionLockedError", "SystemPromptRecord", "new_session_id", "project_key",
-           "read_journal", "read_records", "redact", "secret_values", "sessions_dir", "tool_details_record"]
+           "read_journal", "read_records", "redact", "secret_values", "sessions_dir"]

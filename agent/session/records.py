@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Iterable, Iterator, Literal, Union
+from typing import Annotated, Any, ClassVar, Iterable, Iterator, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
+from ..events import ToolOutcome, ToolResult
 from ..messages import Message
 from ..plan.model import Plan
 
@@ -142,27 +143,36 @@ class CompactionRecord(RecordBase):
 
 
 #: The optional fields of a ``tool_details`` record and the types a reader accepts for them
-#: (``list``: a non-empty list of strings). A field of another type is dropped on reading.
+#: (``list``: a non-empty list of strings; ``float`` also takes an int). A field of another type is
+#: dropped on reading. ``outcome``, ``duration_s``, ``output_lines`` and ``output_bytes`` are
+#: newer: older records lack them.
 TOOL_DETAIL_FIELDS: dict[str, type] = {
-    "diff": str, "display": str, "exit_code": int, "truncated": bool, "saved_path": str, "reminders": list,
+    "outcome": str, "diff": str, "display": str, "exit_code": int, "truncated": bool, "saved_path": str,
+    "reminders": list, "duration_s": float, "output_lines": int, "output_bytes": int,
 }
 
 
+TOOL_OUTCOMES: tuple[str, ...] = get_args(ToolOutcome)
+
+
 class ToolDetailsRecord(RecordBase):
-    """What the UI showed of a tool result beyond the model's text, written right after its
-    message record: ``diff`` of a file change, ``display`` (ANSI colours kept), ``exit_code``,
-    ``truncated``, ``saved_path``, ``reminders`` appended to the result, in order."""
+    """The typed result of a tool call (``events.ToolResult``) beyond the model's text, written
+    right after its message record; ``to_result`` reads it back."""
 
     kind: Literal["tool_details"] = "tool_details"
     message_id: str = ""
     tool_call_id: str = ""
     name: str = ""
+    outcome: ToolOutcome | None = None
     diff: str | None = None
     display: str | None = None
     exit_code: int | None = None
     truncated: bool | None = None
     saved_path: str | None = None
     reminders: list[str] | None = None
+    duration_s: float | None = None
+    output_lines: int | None = None
+    output_bytes: int | None = None
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset(TOOL_DETAIL_FIELDS)
 
     @model_validator(mode="before")
@@ -177,8 +187,12 @@ class ToolDetailsRecord(RecordBase):
                 continue
             if kind is list:
                 ok = isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
+            elif kind is float:
+                ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             else:
                 ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+            if key == "outcome":
+                ok = ok and value in TOOL_OUTCOMES
             if not ok:
                 out.pop(key)
         for key in ("message_id", "tool_call_id", "name"):
@@ -186,12 +200,42 @@ class ToolDetailsRecord(RecordBase):
                 out[key] = ""
         return out
 
+    @classmethod
+    def of(cls, message: Any, result: ToolResult) -> "ToolDetailsRecord":
+        """The record of ``result`` for the tool result ``message`` (its ``id``, ``tool_call_id``,
+        ``name``); unset details are left out."""
+        return cls(message_id=getattr(message, "id", ""), tool_call_id=getattr(message, "tool_call_id", ""),
+                   name=getattr(message, "name", ""), outcome=result.outcome, diff=result.diff or None,
+                   display=result.display, exit_code=result.exit_code, truncated=True if result.truncated else None,
+                   saved_path=result.saved_path or None, reminders=list(result.reminders) or None,
+                   duration_s=result.duration_s, output_lines=result.output_lines, output_bytes=result.output_bytes)
+
     def details(self) -> dict[str, Any]:
         """The set details as a dict (``{}`` when none is set)."""
         found = {key: getattr(self, key) for key in TOOL_DETAIL_FIELDS if getattr(self, key) is not None}
         if found.get("truncated") is False:
             found.pop("truncated")
         return found
+
+    def to_result(self, message: Any) -> ToolResult:
+        """The ``ToolResult`` of the tool result ``message`` this record belongs to."""
+        return tool_result_of(message, self)
+
+
+def tool_result_of(message: Any, record: "ToolDetailsRecord | None") -> ToolResult:
+    """The ``ToolResult`` of a journaled tool result ``message`` and its details record (None:
+    none was written). Records written before the outcome was journaled get it from the message:
+    ``error`` when it is an error, ``denied`` when its text is a permission denial, else ``ok``."""
+    from ..permissions.policy import DENIAL_PREFIX
+
+    details = record.details() if record is not None else {}
+    outcome = details.pop("outcome", None)
+    if outcome is None:
+        is_error = bool(getattr(message, "is_error", False))
+        denied = is_error and str(getattr(message, "content", "")).startswith(DENIAL_PREFIX)
+        outcome = "denied" if denied else ("error" if is_error else "ok")
+    details["reminders"] = tuple(details.get("reminders") or ())
+    return ToolResult(outcome=outcome, **details)
 
 
 class PermissionGrantRecord(RecordBase):

@@ -24,9 +24,10 @@ from .journal import sessions_dir
 from .records import (CompactionRecord, EventRecord, GitBaselineRecord, JournalRecord, MessageRecord, ModeRecord,
                       PermissionGrantRecord, PlanRecord, SessionRecord, SystemPromptRecord, ToolDetailsRecord,
                       is_turn_finished_line, is_user_message_line, is_whole_line, line_record_type, read_records,
-                      to_records)
+                      to_records, tool_result_of)
 
 if TYPE_CHECKING:
+    from ..events import ToolResult
     from ..messages import Message
     from ..permissions.grants import SessionGrant
 
@@ -71,7 +72,7 @@ class LoadedSession:
     ``records`` (every valid record, for other state such as compaction), ``warnings`` (lines
     skipped, one string each), ``grants`` (the "allow for this session" answers, in order,
     well-formed ones only; ``[]`` for journals written before grants were journaled) and
-    ``tool_details`` (``{tool result message id: details}``, see ``details_for``) and
+    ``tool_details`` (``{tool result message id: its ToolDetailsRecord}``, see ``result_for``) and
     ``plan_prompts`` (``{user message id: approved Plan}``: the user messages that are the
     instruction to carry out an approved plan, ``plan_prompts_from_journal``; a UI shows
     them as the short "Plan approved" line rather than the instruction text) and ``system_prompt``
@@ -86,16 +87,21 @@ class LoadedSession:
     records: list[JournalRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     grants: list["SessionGrant"] = field(default_factory=list)
-    tool_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_details: dict[str, ToolDetailsRecord] = field(default_factory=dict)
     plan_prompts: dict[str, "Plan"] = field(default_factory=dict)
     system_prompt: SystemPromptRecord | None = None
 
     def details_for(self, message: "Message") -> dict[str, Any]:
-        """What the UI showed of the tool result ``message`` besides its text: a dict with any of
-        ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` (a list
-        of reminder texts appended to the result; ``session.journal`` ``tool_details``); ``{}`` when
-        the journal has none (other messages, older journals)."""
-        return dict(self.tool_details.get(getattr(message, "id", ""), {}))
+        """The journaled details of the tool result ``message`` as a dict (the set fields of its
+        ``ToolDetailsRecord``: outcome, diff, display, exit_code, truncated, saved_path, reminders,
+        duration_s, output_lines, output_bytes); ``{}`` when the journal has none."""
+        record = self.tool_details.get(getattr(message, "id", ""))
+        return record.details() if record is not None else {}
+
+    def result_for(self, message: "Message") -> ToolResult:
+        """The typed result of the tool result ``message``, as the live event carried it (older
+        journals: what their records hold, the outcome taken from the message)."""
+        return tool_result_of(message, self.tool_details.get(getattr(message, "id", "")))
 
     def of_kind(self, cls: type) -> list:
         """The records of one type (``session.records``), in journal order."""
@@ -240,7 +246,7 @@ def load_session(path: Path) -> LoadedSession:
     messages = []
     model = ""
     grants: list[SessionGrant] = []
-    details: dict[str, dict[str, Any]] = {}
+    details: dict[str, ToolDetailsRecord] = {}
     system_prompt: SystemPromptRecord | None = None
     for record in records:
         if isinstance(record, MessageRecord):
@@ -252,9 +258,7 @@ def load_session(path: Path) -> LoadedSession:
             if grant is not None and grant not in grants:
                 grants.append(grant)
         elif isinstance(record, ToolDetailsRecord) and record.message_id:
-            found = record.details()
-            if found:
-                details[record.message_id] = found
+            details[record.message_id] = record
         elif isinstance(record, SystemPromptRecord):
             system_prompt = record
     return LoadedSession(session_id=path.stem, path=path, messages=messages, plan=plan_from_journal(records),

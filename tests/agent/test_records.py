@@ -12,7 +12,8 @@ import pytest
 from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from agent.permissions.grants import SessionGrant
 from agent.plan.model import Plan, PlanStep
-from agent.session.journal import SessionJournal, read_journal, tool_details_record
+from agent.events import ToolResult
+from agent.session.journal import SessionJournal, read_journal
 from agent.session.records import (RECORD_KINDS, CompactionRecord, EventRecord, GitBaselineRecord, MessageRecord,
                                    ModeRecord, PermissionGrantRecord, PlanRecord, SessionRecord, SystemPromptRecord,
                                    ToolDetailsRecord, parse_record, read_records)
@@ -37,7 +38,9 @@ EXAMPLES = [
     CompactionRecord(time=7.0, focus="bug", tokens_before=10, tokens_after=5, summary="S", history_length=3,
                      view_ids=["a"], summarized_ids=["b"], pinned=["task"], thrash=True,
                      rewritten=[UserMessage(content="summary", origin="summary").model_dump(mode="json")]),
-    tool_details_record(RESULT, exit_code=0, display="ok", truncated=True, saved_path="/tmp/o", reminders=["r"]),
+    ToolDetailsRecord.of(RESULT, ToolResult(outcome="error", exit_code=2, display="ok", truncated=True,
+                                            saved_path="/tmp/o", reminders=("r",), duration_s=1.5,
+                                            output_lines=3, output_bytes=40)),
     PermissionGrantRecord.of(SessionGrant("session_prefix", "bash", "git status"), 8.0),
     PermissionGrantRecord.of(SessionGrant("session_tool", "edit")),
     SystemPromptRecord(text="You are...", tools=("read", "bash"), model="m", reason="started", time=9.0),
@@ -69,8 +72,9 @@ def test_records_keep_the_shapes_written_before():
                                                              "stop_reason": "done", "time": 1.0}
     assert PermissionGrantRecord.of(SessionGrant("session_tool", "edit")).dump() == {
         "kind": "permission_grant", "scope": "session_tool", "tool": "edit"}
-    assert tool_details_record(RESULT, exit_code=0).dump() == {
-        "kind": "tool_details", "message_id": RESULT.id, "tool_call_id": "c1", "name": "bash", "exit_code": 0}
+    assert ToolDetailsRecord.of(RESULT, ToolResult(exit_code=0, duration_s=0.25)).dump() == {
+        "kind": "tool_details", "message_id": RESULT.id, "tool_call_id": "c1", "name": "bash", "outcome": "ok",
+        "exit_code": 0, "duration_s": 0.25}
     assert PlanRecord(event="discarded", time=1.0).dump() == {"kind": "plan", "event": "discarded", "plan": None,
                                                               "time": 1.0}
 
@@ -93,6 +97,8 @@ def test_an_old_format_journal_loads_with_typed_access(tmp_path):
     assert [r.event for r in loaded.plan_records] == ["proposed", "approved"]
     assert list(loaded.plan_prompts) == ["m_u2"]  # an approved record without message_id: the next user message
     assert loaded.details_for(loaded.messages[3]) == {"exit_code": 1, "display": "\x1b[31m1 failed\x1b[0m"}
+    result = loaded.result_for(loaded.messages[3])  # no outcome in an old record: taken from the message
+    assert (result.outcome, result.exit_code, result.duration_s) == ("error", 1, None)
     assert loaded.grants == [SessionGrant("session_prefix", "bash", "pytest")]
     assert [(m.permission_mode, m.plan_mode) for m in loaded.modes] == [("ask", False)]
     assert loaded.git_baseline is not None and loaded.git_baseline.dirty == ["notes.txt"]
@@ -105,3 +111,24 @@ def test_an_old_format_journal_loads_with_typed_access(tmp_path):
     info = session_info(path)
     assert (info.messages, info.turns, info.model, info.first_task) == (4, 1, "openai/gpt-4o", "fix the add function")
     assert len(list(read_journal(path))) == 15  # the raw reader still sees every whole line
+
+
+def test_a_denied_call_is_denied_live_and_after_resume(tmp_path):
+    import threading
+
+    from agent.config.settings import Settings
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime.build import build_session
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    edit = {"name": "edit", "arguments": {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}}
+    session = build_session(tmp_path, Settings(model="openai/gpt-4.1", permission_mode="read-only"),
+                            provider=ScriptedProvider([{"tool_calls": [edit]}, {"content": "ok"}]), interactive=False)
+    events: list = []
+    session.run_turn("change a", events.append, threading.Event())
+    session.close()
+    [finished] = [e for e in events if e.type == "tool_call_finished"]
+    assert finished.outcome == "denied" and finished.is_error and finished.to_json_dict()["outcome"] == "denied"
+    loaded = load_session(session.journal_path)
+    [result] = [m for m in loaded.messages if m.role == "tool"]
+    assert loaded.result_for(result) == finished.result
