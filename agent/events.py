@@ -13,7 +13,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any, Callable, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .messages import Usage
 
@@ -68,26 +68,119 @@ class ToolCallStarted(_Event):
     arguments: Any = None
 
 
-class ToolCallFinished(_Event):
-    """A tool call has a result.
+#: How a tool call ended: ``ok``; ``error`` (the tool failed, or the call was refused or
+#: stopped by a guard); ``denied`` (the user, the permission mode or a deny rule did not allow
+#: it); ``cancelled`` (the user cancelled the turn before or while it ran); ``interrupted`` (the
+#: process was told to stop, SIGTERM/SIGHUP).
+ToolOutcome = Literal["ok", "error", "denied", "cancelled", "interrupted"]
 
-    ``output`` is the text the model sees; ``saved_path`` is the absolute path of the full output
-    when it was truncated (else null); ``duration_s`` is wall time in seconds; ``exit_code`` is set
-    by exec tools; ``diff`` is a unified diff for tools that changed a file; ``display`` is the
-    output for the UI when it differs from ``output`` (ANSI colours kept), else null.
+
+class ToolResult(BaseModel):
+    """The typed result of one tool call, beyond the text the model sees: from the loop to the
+    event, the journal's tool-details record and the widget.
+
+    ``exit_code`` is set by exec tools; ``duration_s`` is the run time in seconds (time waiting
+    for the user's approval left out; None when unknown, e.g. older journals); ``output_lines`` /
+    ``output_bytes`` count the full output when the tool counted it (None otherwise);
+    ``truncated`` / ``saved_path``: the text was cut and the full output saved at that absolute
+    path; ``diff``: the unified diff of a file change; ``display``: the output for the UI when it
+    differs from the model's (ANSI colours kept); ``reminders``: the reminder texts appended to
+    the result, in order.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: ToolOutcome = "ok"
+    exit_code: int | None = None
+    duration_s: float | None = None
+    output_lines: int | None = None
+    output_bytes: int | None = None
+    truncated: bool = False
+    saved_path: str | None = None
+    diff: str | None = None
+    display: str | None = None
+    reminders: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        """Any outcome but ``ok``: the model's result is marked as an error."""
+        return self.outcome != "ok"
+
+
+#: The fields of ``ToolResult``, which ``ToolCallFinished`` also takes flat.
+TOOL_RESULT_FIELDS: tuple[str, ...] = tuple(ToolResult.model_fields)
+
+
+class ToolCallFinished(_Event):
+    """A tool call has a result: ``output`` is the text the model sees, ``result`` the typed rest.
+
+    The result's fields may also be given flat (``is_error=True`` without an outcome means
+    ``error``) and read flat (``event.exit_code``). The headless JSON keeps the flat fields
+    (``is_error``, ``truncated``, ``saved_path``: absolute or null, ``duration_s``, ``exit_code``,
+    ``diff``, ``display``) and adds ``outcome``, ``output_lines``, ``output_bytes`` and
+    ``reminders``.
     """
 
     type: Literal["tool_call_finished"] = "tool_call_finished"
     id: str
     name: str
     output: str
-    is_error: bool = False
-    truncated: bool = False
-    saved_path: str | None = None
-    duration_s: float = 0.0
-    exit_code: int | None = None
-    diff: str | None = None
-    display: str | None = None
+    result: ToolResult = ToolResult()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not (set(data) & {*TOOL_RESULT_FIELDS, "is_error"}):
+            return data
+        data = dict(data)
+        flat = {key: data.pop(key) for key in TOOL_RESULT_FIELDS if key in data}
+        is_error = bool(data.pop("is_error", False))
+        if is_error and flat.get("outcome", "ok") == "ok":
+            flat["outcome"] = "error"
+        base = data.get("result")
+        base = base.model_dump() if isinstance(base, ToolResult) else dict(base or {})
+        data["result"] = ToolResult(**{**base, **flat})
+        return data
+
+    @property
+    def is_error(self) -> bool:
+        return self.result.is_error
+
+    @property
+    def outcome(self) -> ToolOutcome:
+        return self.result.outcome
+
+    @property
+    def truncated(self) -> bool:
+        return self.result.truncated
+
+    @property
+    def saved_path(self) -> str | None:
+        return self.result.saved_path
+
+    @property
+    def duration_s(self) -> float:
+        return self.result.duration_s or 0.0
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.result.exit_code
+
+    @property
+    def diff(self) -> str | None:
+        return self.result.diff
+
+    @property
+    def display(self) -> str | None:
+        return self.result.display
+
+    def to_json_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {"type": self.type, "id": self.id, "name": self.name, "output": self.output,
+                "is_error": r.is_error, "truncated": r.truncated, "saved_path": r.saved_path,
+                "duration_s": self.duration_s, "exit_code": r.exit_code, "diff": r.diff, "display": r.display,
+                "outcome": r.outcome, "output_lines": r.output_lines, "output_bytes": r.output_bytes,
+                "reminders": list(r.reminders)}
 
 
 class ReminderInjected(_Event):

@@ -26,6 +26,7 @@ from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import load_session
 from agent.runtime.build import build_session
 from agent.session.journal import read_journal
+from agent.session.records import PermissionGrantRecord, ToolDetailsRecord
 
 
 class Answers:
@@ -203,7 +204,7 @@ def test_rules_restore_does_not_notify_and_prefixes_are_not_tool_rules() -> None
     assert seen == [SessionGrant("session_prefix", "bash", "write")]
     assert rules.check("write", {"path": "a"}).verdict == "none"
     assert rules.check("bash", {"command": "write x"}).verdict == "allow"
-    assert [g.to_record() for g in rules.session_grants()] == [
+    assert [PermissionGrantRecord.of(g).dump() for g in rules.session_grants()] == [
         {"kind": "permission_grant", "scope": "session_tool", "tool": "edit"},
         {"kind": "permission_grant", "scope": "session_prefix", "tool": "bash", "prefix": "write"},
     ]
@@ -219,5 +220,5 @@ def test_edit_diff_is_journaled_and_read_back(ws: Path) -> None:
     loaded = load_session(session.journal_path)
     tools = [m for m in loaded.messages if m.role == "tool"]
     assert loaded.details_for(tools[0])["diff"] == edit_result.diff
-    assert loaded.details_for(tools[1]) == {}  # a read shows nothing beyond its text: no record
-    assert sum(r.get("kind") == "tool_details" for r in loaded.records) == 1
+    assert set(loaded.details_for(tools[1])) == {"outcome", "duration_s"}  # a read shows nothing more
+    assert len(loaded.of_kind(ToolDetailsRecord)) == 2  # one per result: its outcome and duration

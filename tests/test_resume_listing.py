@@ -14,13 +14,15 @@ import pytest
 from agent.config.settings import Settings
 from agent.plan.model import Plan, PlanStep
 from agent.plan.prompts import approved_notice
-from agent.plan.journal import plan_prompts_from_journal
+from agent.session.resume import plan_prompts_from_journal
 from agent.providers.scripted import ScriptedProvider
 from agent.session.resume import (
     SessionNotFoundError, find_session, latest_session, list_sessions, load_session, session_info,
 )
 from agent.runtime.build import build_session
-from agent.session.journal import SessionJournal, read_journal, sessions_dir, tool_details_from_record
+from agent.session.journal import SessionJournal, read_journal, sessions_dir
+from agent.events import ToolResult
+from agent.session.records import ToolDetailsRecord
 from tui.cli import main
 
 EDIT = {"name": "edit", "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}
@@ -173,10 +175,14 @@ def test_reminders_are_journaled_with_their_tool_result(ws):
 
 def test_reminder_details_are_read_only_when_well_formed():
     base = {"kind": "tool_details", "message_id": "m", "tool_call_id": "c", "name": "edit"}
-    assert tool_details_from_record({**base, "reminders": ["a", "b"]}) == {"reminders": ["a", "b"]}
-    assert tool_details_from_record({**base, "reminders": ["a", 3]}) == {}
-    assert tool_details_from_record({**base, "reminders": "a"}) == {}
-    assert tool_details_from_record({**base, "reminders": []}) == {}
+
+    def details(record: dict) -> dict:
+        return ToolDetailsRecord.model_validate(record).details()
+
+    assert details({**base, "reminders": ["a", "b"]}) == {"reminders": ["a", "b"]}
+    assert details({**base, "reminders": ["a", 3]}) == {}
+    assert details({**base, "reminders": "a"}) == {}
+    assert details({**base, "reminders": []}) == {}
 
 
 def test_a_result_without_reminders_writes_no_reminders_field(tmp_path):
@@ -184,8 +190,7 @@ def test_a_result_without_reminders_writes_no_reminders_field(tmp_path):
 
     journal = SessionJournal(tmp_path / "s.jsonl")
     result = ToolResultMessage(tool_call_id="c", name="bash", content="ok")
-    journal.append_tool_details(result, exit_code=0, reminders=[])
-    journal.append_tool_details(result, reminders=None)  # nothing to record: no line
+    journal.append_tool_result(result, ToolResult(exit_code=0, reminders=()))
     journal.close()
     lines = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert len(lines) == 1 and "reminders" not in lines[0] and lines[0]["exit_code"] == 0

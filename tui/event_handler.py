@@ -56,7 +56,7 @@ class EventHandler:
     """Turns agent events into conversation blocks and status-bar updates.
 
     Inputs: the app (to push the permission screen), the conversation pane, the status bar, the
-    runner (its cancel state tells a cancelled tool call from a failed one), an optional
+    runner, an optional
     ``duration_format`` (seconds -> text) handed to tool blocks and an optional ``sidebar``.
     """
 
@@ -204,10 +204,7 @@ class EventHandler:
                      else ToolBlock(event.id, event.name, None, duration_format=self.duration_format))
             self.last_tool = block
             await self.conversation.add(block)
-        cancelled = event.is_error and self.runner.cancel_event.is_set()
-        block.finish(event.output, is_error=event.is_error, truncated=event.truncated,
-                     saved_path=event.saved_path, duration_s=event.duration_s, exit_code=event.exit_code,
-                     diff=event.diff, cancelled=cancelled, display=getattr(event, "display", None))
+        block.finish(event.output, event.result)
         if (self.sidebar is not None and event.name in FILE_CHANGING_TOOLS and event.diff
                 and not event.is_error and isinstance(block, ToolBlock)):
             path = block.arguments.get("path") if isinstance(block.arguments, dict) else None

@@ -263,17 +263,11 @@ async def _show_reminders(handler: Any, resumed: Any, message: Any) -> None:
 
 
 def _undo_marks(resumed: Any) -> list[tuple[int, list[str]]]:
-    """The ``undo`` events of a resumed journal as ``(messages before it, file lines)``, in order:
-    the changed files the redrawn edit blocks add to the sidebar are dropped again at that point."""
-    marks: list[tuple[int, list[str]]] = []
-    count = 0
-    for record in getattr(resumed, "records", None) or []:
-        kind = record.get("kind")
-        if kind == "message":
-            count += 1
-        elif kind == "event" and record.get("event") == "undo" and isinstance(record.get("files"), list):
-            marks.append((count, record["files"]))
-    return marks
+    """The undo events of a resumed journal as ``(messages before it, file lines)``, in order
+    (``LoadedSession.undo_marks``): the changed files the redrawn edit blocks add to the sidebar
+    are dropped again at that point."""
+    undo_marks = getattr(resumed, "undo_marks", None)
+    return undo_marks() if callable(undo_marks) else []
 
 
 def _forget_in_sidebar(handler: Any, lines: list[str]) -> None:
@@ -285,14 +279,14 @@ def _forget_in_sidebar(handler: Any, lines: list[str]) -> None:
 def resumed_tool_result(resumed: Any, message: Any) -> ToolCallFinished:
     """The ``ToolCallFinished`` a resumed tool result ``message`` (a ``ToolResultMessage``) is
     redrawn from: its text and error flag, plus what the live event carried and the journal kept
-    (``LoadedSession.details_for``: the diff of an edit/write, the coloured display, exit code,
-    truncation and saved output). A journal without those details gives the block without them."""
-    details_for = getattr(resumed, "details_for", None)
-    details = details_for(message) if callable(details_for) else {}
+    (``LoadedSession.result_for``: the typed result, with its outcome, duration, exit code, diff,
+    display, truncation and saved output). A journal without those details gives the block without them."""
+    result_for = getattr(resumed, "result_for", None)
+    if callable(result_for):
+        return ToolCallFinished(id=message.tool_call_id, name=message.name, output=message.content,
+                                result=result_for(message))
     return ToolCallFinished(id=message.tool_call_id, name=message.name, output=message.content,
-                            is_error=message.is_error, diff=details.get("diff"), display=details.get("display"),
-                            exit_code=details.get("exit_code"), truncated=bool(details.get("truncated", False)),
-                            saved_path=details.get("saved_path"))
+                            is_error=message.is_error)
 
 
 # -------------------------------------------------------------------------------------- watching

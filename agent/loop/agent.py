@@ -42,6 +42,7 @@ from ..events import (
 from ..messages import AssistantMessage, Message, ModeMessage, SystemMessage, Usage, UserMessage, UserOrigin
 from ..providers.base import ModelRequest, Provider, ProviderError
 from ..session.journal import SessionJournal
+from ..session.records import EventRecord
 from ..tools.registry import ToolRegistry
 from .compactor import Compactor
 from .config import MAX_TURNS_TEXT, LoopConfig, TurnOptions
@@ -177,8 +178,7 @@ class Agent(ToolCallsMixin):
         def finish(reason: str, text: str = "") -> TurnFinished:
             event = TurnFinished(stop_reason=reason, final_text=text, usage=usage, session_id=self.session_id)
             if self.journal is not None:
-                self.journal.append({"kind": "event", "event": "turn_finished", "stop_reason": reason,
-                                     "time": time.time()})
+                self.journal.append(EventRecord.turn_finished(reason, time.time()))
             emit(event)
             return event
 

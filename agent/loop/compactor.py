@@ -22,7 +22,7 @@ middle of one long turn as between turns:
 A compaction pins by code what must survive (``pins``: task, later instructions, current plan,
 unresolved test failures per target, test state, changed files, computed from the whole history)
 and sizes its kept tail in tokens so the request afterwards is at most ``target_fraction`` of
-the window. It journals a ``{"kind": "compaction"}`` record (summary, ids, tokens, the rewritten
+the window. It journals a ``CompactionRecord`` (summary, ids, tokens, the rewritten
 records; the originals stay in the journal), resets the budget and emits ``CompactionDone``, or
 a ``Notice`` when it failed or would save too little (the view is then unchanged).
 """
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..events import CompactionDone, ContextUsage, Emit, Notice
 from ..messages import Message, ToolResultMessage
 from ..providers.base import ModelRequest, ProviderError
+from ..session.records import CompactionRecord
 from .reply import ReplyAssembler
 from .retry import call_with_retries
 from ..context.aggregation import default_capability_of
@@ -78,8 +79,8 @@ class Compactor:
         self._failed_at: int | None = None  # estimated tokens when auto-compaction last failed
         self._summary_failed_here = False  # a summary call failed since the last model call
 
-    def restore(self, record: dict[str, Any]) -> bool:
-        """Rebuild the compacted view from a journal ``{"kind": "compaction"}`` record (resume).
+    def restore(self, record: CompactionRecord) -> bool:
+        """Rebuild the compacted view from a journal ``CompactionRecord`` (resume).
 
         Each id of ``view_ids`` is taken from the record's ``rewritten`` records, else from
         ``agent.history`` (which must already hold the resumed messages). Returns False, leaving
@@ -88,10 +89,10 @@ class Compactor:
         from ..messages import message_from_dict
 
         try:
-            rewritten = {r["id"]: message_from_dict(r) for r in record.get("rewritten", [])}
+            rewritten = {r["id"]: message_from_dict(r) for r in record.rewritten}
             originals = {m.id: m for m in self.agent.history}
-            view = [rewritten.get(i) or originals[i] for i in record["view_ids"]]
-            mark = int(record["history_length"])
+            view = [rewritten.get(i) or originals[i] for i in record.view_ids]
+            mark = int(record.history_length)
         except (KeyError, TypeError, ValueError):
             return False
         if mark > len(self.agent.history):
@@ -295,19 +296,15 @@ class Compactor:
 
 
 def _journal_record(result: CompactionResult, focus: str | None, tokens_before: int, tokens_after: int, mark: int,
-                    rewritten: list[Message], thrash: bool = False) -> dict[str, Any]:
-    """The ``{"kind": "compaction"}`` journal record: enough to rebuild the view on resume and to
-    show the inspector what replaced what (``rewritten``: the summary and the changed records)."""
-    return {
-        "kind": "compaction", "time": time.time(), "focus": focus,
-        "tokens_before": tokens_before, "tokens_after": tokens_after,
-        "summary": result.summary, "history_length": mark,
-        "view_ids": [m.id for m in result.view],
-        "summarized_ids": result.summarized_ids, "pruned_ids": result.pruned_ids,
-        "aggregated_ids": result.aggregated_ids, "stubbed_ids": result.stubbed_ids,
-        "pinned": result.pinned, "thrash": thrash,
-        "rewritten": [m.model_dump(mode="json") for m in rewritten],
-    }
+                    rewritten: list[Message], thrash: bool = False) -> CompactionRecord:
+    """The journal's ``CompactionRecord``: enough to rebuild the view on resume and to show the
+    inspector what replaced what (``rewritten``: the summary and the changed records)."""
+    return CompactionRecord(
+        time=time.time(), focus=focus, tokens_before=tokens_before, tokens_after=tokens_after,
+        summary=result.summary, history_length=mark, view_ids=[m.id for m in result.view],
+        summarized_ids=result.summarized_ids, pruned_ids=result.pruned_ids,
+        aggregated_ids=result.aggregated_ids, stubbed_ids=result.stubbed_ids,
+        pinned=result.pinned, thrash=thrash, rewritten=[m.model_dump(mode="json") for m in rewritten])
 
 
 __all__ = ["Compactor", "RETRY_GROWTH"]

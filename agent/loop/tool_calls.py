@@ -51,7 +51,7 @@ class ToolCallsMixin:
             if stop is not None:
                 output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
             elif cancel.is_set():
-                output = ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
+                output = ToolOutput(text=INTERRUPTED_TEXT, is_error=True, outcome="cancelled")
             else:
                 verdict = self.guard.check(call.name, call.arguments)
                 if verdict.action == "stop":
@@ -74,16 +74,12 @@ class ToolCallsMixin:
                 for reminder in injected:
                     emit(ReminderInjected(text=reminder))
             duration = time.monotonic() - started - self._approval_wait_s  # run time, not time waiting for the user
-            result = ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=output.is_error)
-            self._append(result, emit)
+            typed = output.to_result(duration_s=round(duration, 3), reminders=injected, cancelled=cancel.is_set())
+            message = ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=output.is_error)
+            self._append(message, emit)
             if self.journal is not None:  # what the UI shows besides the text (a diff...), for a resumed TUI
-                self.journal.append_tool_details(result, diff=output.diff, display=output.display,
-                                                 exit_code=output.exit_code, truncated=output.truncated,
-                                                 saved_path=output.saved_path, reminders=injected)
-            emit(ToolCallFinished(id=call.id, name=call.name, output=text, is_error=output.is_error,
-                                  truncated=output.truncated, saved_path=output.saved_path,
-                                  duration_s=round(duration, 3), exit_code=output.exit_code,
-                                  diff=output.diff, display=output.display))
+                self.journal.append_tool_result(message, typed)
+            emit(ToolCallFinished(id=call.id, name=call.name, output=text, result=typed))
         return stop
 
     def _reminders_for(self, call: ToolCall, output: ToolOutput) -> list[str]:
@@ -113,11 +109,11 @@ class ToolCallsMixin:
                              rules=self.config.permission_rules, workspace=self.workspace,
                              interactive=self.config.interactive)
             if verdict.access == "deny":
-                return ToolOutput(text=verdict.message, is_error=True)
+                return ToolOutput(text=verdict.message, is_error=True, outcome="denied")
             if verdict.access == "ask":
                 decision = self._ask(call, tool, ctx, emit, cancel)
                 if decision is None:
-                    return ToolOutput(text=INTERRUPTED_TEXT, is_error=True)
+                    return ToolOutput(text=INTERRUPTED_TEXT, is_error=True, outcome="cancelled")
                 if decision.allow and decision.scope != "once" and self.config.permission_rules is not None:
                     if decision.scope == "session_prefix" and decision.prefix:
                         self.config.permission_rules.allow_prefix(decision.prefix)
@@ -127,7 +123,7 @@ class ToolCallsMixin:
                     text = denial_message(call.name, tool.capability, self.config.permission_mode, headless=False)
                     if decision.reason.strip():
                         text += f" The user said: {decision.reason.strip()}"
-                    return ToolOutput(text=text, is_error=True)
+                    return ToolOutput(text=text, is_error=True, outcome="denied")
         if reply.finish_reason == "length" and not _is_json(call.arguments):
             return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
                                     "output token limit). Send a shorter call, e.g. split a large write into "

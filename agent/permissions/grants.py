@@ -30,31 +30,18 @@ class SessionGrant:
     ``tool`` command lines, i.e. bash, whose every command starts with ``prefix``, in words).
     ``prefix`` is "" for a tool grant.
 
-    Journal form (``to_record`` / ``from_record``): ``{"kind": "permission_grant", "scope":
-    "session_tool", "tool": "edit"}`` or ``{"kind": "permission_grant", "scope":
-    "session_prefix", "tool": "bash", "prefix": "git status"}``; the journal adds ``time``.
+    Journal form: ``session.records.PermissionGrantRecord`` (``checked`` validates what it read).
     """
 
     scope: GrantScope
     tool: str
     prefix: str = ""
 
-    def to_record(self) -> dict[str, Any]:
-        """Return the journal record of this grant (without ``time``)."""
-        record: dict[str, Any] = {"kind": "permission_grant", "scope": self.scope, "tool": self.tool}
-        if self.scope == "session_prefix":
-            record["prefix"] = self.prefix
-        return record
-
     @classmethod
-    def from_record(cls, record: Any) -> "SessionGrant | None":
-        """Return the grant a journal record describes, or ``None`` when ``record`` is not a
-        well-formed ``permission_grant`` record (wrong kind or scope, a tool name that is not a
-        plain name, an empty or over-long prefix, a prefix grant for a tool that takes no command
-        line). Nothing in a malformed record is applied."""
-        if not isinstance(record, dict) or record.get("kind") != "permission_grant":
-            return None
-        scope, tool, prefix = record.get("scope"), record.get("tool"), record.get("prefix", "")
+    def checked(cls, scope: Any, tool: Any, prefix: Any = "") -> "SessionGrant | None":
+        """Return the grant these journaled values describe, or ``None`` when they are not
+        well-formed (an unknown scope, a tool name that is not a plain name, an empty or over-long
+        prefix, a prefix grant for a tool that takes no command line). Nothing malformed is applied."""
         if not isinstance(tool, str) or not _TOOL_NAME.fullmatch(tool):
             return None
         if scope == "session_tool":

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..events import AgentEvent, Emit, Notice, ToolCallFinished, ToolCallStarted, TurnFinished
 from ..loop.config import TurnOptions
 from ..messages import UserOrigin
+from ..session.records import PlanRecord
 from ..tools.base import Capability
 
-from .journal import record_plan
 from .markdown import parse_markdown_plan
 from .model import PLAN_TOOL_NAMES, STEP_STATUSES, Plan, PlanError, normalize_path, one_line
 from .prompts import act_mode_message, execution_prompt, plan_mode_message, stated_mode
@@ -36,6 +37,14 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 
 # ============================================================================ pass and execution
+
+def record_plan(agent: "Agent", event: str, plan: Plan | None, *, message_id: str | None = None) -> None:
+    """Journal a ``PlanRecord`` for every change of the plan (when the agent has a journal), so a
+    resumed or compacted session re-injects it verbatim; an ``approved`` record also names the
+    ``message_id`` of the execution prompt that follows it."""
+    if agent.journal is not None:
+        agent.journal.append(PlanRecord(event=event, plan=plan, time=time.time(), message_id=message_id or None))
+
 @dataclass(frozen=True)
 class PlanResult:
     """What a planning pass produced.

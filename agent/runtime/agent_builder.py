@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config.settings import PermissionMode
 from ..providers.model_info import ModelInfo
-from ..session.journal import SystemPromptRecord
+from ..session.records import GitBaselineRecord, SessionRecord, SystemPromptRecord
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
     from ..loop.agent import Agent
@@ -64,8 +64,8 @@ class AgentBuilding:
         first = self._journal is None or not self._journal.locked
         journal = self.journal
         event = "resumed" if self._restore_pending else ("started" if first else "rebuilt")
-        journal.append({"kind": "session", "event": event, "session_id": self.session_id, "model": self.model,
-                        "workspace": str(self.workspace), "time": time.time()})
+        journal.append(SessionRecord(event=event, session_id=self.session_id, model=self.model,
+                                     workspace=str(self.workspace), time=time.time()))
         rules = rules_from_config(s.reminders.rules) if s.reminders.enabled else []
         prompt = self._system_prompt_text(registry.names(), lambda: build_system_prompt(
             self.workspace, registry.names(), git_snapshot=render_snapshot(self.git) if self.git else "",
@@ -86,14 +86,14 @@ class AgentBuilding:
         doing): read back from a resumed journal's ``git_baseline`` record, else taken now and
         journaled. ``None`` outside a repository."""
         if self.resumed is not None:
-            baselines = [r for r in self.resumed.records if r.get("kind") == "git_baseline"]
-            if baselines and isinstance(baselines[-1].get("dirty"), list):
-                return {str(p) for p in baselines[-1]["dirty"]}
+            baseline = self.resumed.git_baseline
+            if baseline is not None:
+                return set(baseline.dirty)
         if self.git is None or not self.git.is_repo:
             return None
         dirty = dirty_paths(self.workspace)
         if dirty is not None:
-            self.journal.append({"kind": "git_baseline", "dirty": sorted(dirty), "time": time.time()})
+            self.journal.append(GitBaselineRecord(dirty=sorted(dirty), time=time.time()))
         return dirty
 
     def files_changed_by_commands(self) -> list[str]:
@@ -121,6 +121,6 @@ class AgentBuilding:
             reason = "resumed_without_prompt" if self._restore_pending else "started"
         record = SystemPromptRecord(text=build(), tools=tuple(tools), model=self.model, reason=reason,
                                     time=time.time())
-        self.journal.append(record.to_record())
+        self.journal.append(record)
         self._system_prompt = record
         return record.text

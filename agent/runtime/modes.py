@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from ..config.settings import PermissionMode
+from ..session.records import ModeRecord, PermissionGrantRecord
 
 
 class SessionModes:
@@ -24,7 +25,7 @@ class SessionModes:
             rules = PermissionRules.from_settings(self.settings)
             if self.resumed is not None:
                 rules.restore(self.resumed.grants)
-            rules.on_grant = lambda grant: self.journal.append({**grant.to_record(), "time": time.time()})
+            rules.on_grant = lambda grant: self.journal.append(PermissionGrantRecord.of(grant, time.time()))
             self._permission_rules = rules
         return self._permission_rules
 
@@ -43,10 +44,10 @@ class SessionModes:
         resumed session starts in the same modes."""
         if plan_mode is not None:
             self.plan_mode = plan_mode
-        self.journal.append({"kind": "mode", "permission_mode": PermissionMode(self.settings.permission_mode).value,
-                             "plan_mode": self.plan_mode, "time": time.time()})
+        self.journal.append(ModeRecord(permission_mode=PermissionMode(self.settings.permission_mode).value,
+                                       plan_mode=self.plan_mode, time=time.time()))
 
-    def _restore_modes(self, records: list[dict], *, keep_permission_mode: bool = False) -> None:
+    def _restore_modes(self, modes: "list[ModeRecord]", *, keep_permission_mode: bool = False) -> None:
         """Apply the last ``mode`` record of a resumed journal: Plan/Act always; the permission
         mode only when it is not looser than the one this run started with (a resume never grants
         more than the command line or config did) and ``keep_permission_mode`` is False (an
@@ -54,13 +55,12 @@ class SessionModes:
         that differs from the launch's is said in ``startup_notices``."""
         from ..config.settings import is_looser
 
-        modes = [r for r in records if r.get("kind") == "mode"]
         if not modes:
             return
         last = modes[-1]
-        self.plan_mode = bool(last.get("plan_mode", False))
+        self.plan_mode = last.plan_mode
         try:
-            recorded = PermissionMode(last.get("permission_mode"))
+            recorded = PermissionMode(last.permission_mode)
         except ValueError:
             return
         launched = PermissionMode(self.settings.permission_mode)

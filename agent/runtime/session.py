@@ -19,7 +19,8 @@ from ..config.settings import Settings
 from ..providers.base import Provider
 from ..providers.model_info import ModelInfo
 from ..providers.scripted import ScriptedProvider
-from ..session.journal import SessionJournal, SystemPromptRecord, new_session_id, sessions_dir
+from ..session.journal import SessionJournal, new_session_id, sessions_dir
+from ..session.records import SystemPromptRecord
 from .agent_builder import AgentBuilding
 from .modes import SessionModes
 from .plan_mode import PlanDelegation
@@ -35,13 +36,11 @@ if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the T
     from ..session.resume import LoadedSession
 
 
-def _with_plan_prompt_origin(messages: list, records: list[dict]) -> list:
+def _with_plan_prompt_origin(messages: list, ids: dict) -> list:
     """``messages`` with the plan-execution prompts of a journal written before user messages
-    carried their ``origin`` marked as such (``plan.journal.plan_prompts_from_journal``)."""
+    carried their ``origin`` (``ids``: ``LoadedSession.plan_prompts``) marked as such."""
     from ..messages import UserMessage
-    from ..plan.journal import plan_prompts_from_journal
 
-    ids = plan_prompts_from_journal(records)
     if not ids:
         return list(messages)
     return [m.model_copy(update={"origin": "plan_execution"})
@@ -94,7 +93,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         #: The system prompt being sent and the tools it was built for (journaled).
         self._system_prompt: SystemPromptRecord | None = resumed.system_prompt if resumed else None
         if resumed is not None:
-            self._restore_modes(resumed.records, keep_permission_mode=permission_mode_given)
+            self._restore_modes(resumed.modes, keep_permission_mode=permission_mode_given)
         self._checkpoints: "Checkpoints | None" = None
         self._watcher: "FileWatcher | None" = None
         self.model_info: ModelInfo | None = None
@@ -158,10 +157,10 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
             self.agent = self._build_agent(info)
             if self._restore_pending and self.resumed is not None:
                 self._restore_pending = False
-                self.agent.history = _with_plan_prompt_origin(self.resumed.messages, self.resumed.records)
+                self.agent.history = _with_plan_prompt_origin(self.resumed.messages, self.resumed.plan_prompts)
                 if self.resumed.plan is not None:
                     self.plans.plan = self.resumed.plan
-                compactions = [r for r in self.resumed.records if r.get("kind") == "compaction"]
+                compactions = self.resumed.compactions
                 if compactions:
                     self.agent.compactor.restore(compactions[-1])
 

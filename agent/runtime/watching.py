@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from ..session.records import EventRecord
+
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
     from ..session.checkpoints import Checkpoints
 
@@ -30,7 +32,7 @@ class SessionWatching:
         Call between turns, not while one runs. The conversation is kept; the model learns of the
         restored files through the external-change reminder."""
         lines = self.checkpoints.undo_last_turn()
-        self.journal.append({"kind": "event", "event": "undo", "files": lines, "time": time.time()})
+        self.journal.append(EventRecord.undo(lines, time.time()))
         return lines
 
     def start_watching(self, on_files_changed: "Callable[[list[str]], None] | None" = None,

@@ -1,23 +1,7 @@
 """The session journal: one append-only JSONL file per session.
 
-Each line is one JSON object with a ``kind``: ``session`` (metadata, first line), ``message`` (a
-conversation record exactly as sent or received, including reasoning content and full tool
-results) or ``event`` (a turn boundary and its stop reason); other modules add ``mode``, ``plan``
-and ``compaction`` records. Two optional kinds, which older journals lack (readers must cope):
-
-- ``tool_details``: what the UI showed of a tool result beyond the model's text, written right
-  after its ``message`` record: ``{"kind": "tool_details", "message_id", "tool_call_id", "name"}``
-  plus any of ``diff`` (the unified diff of an edit/write), ``display`` (the output as shown,
-  ANSI colours kept), ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` (the texts of
-  the reminders appended to this result, in order, as the live ``ReminderInjected`` events
-  carried them; older journals lack it); written only when one of them is set
-  (``tool_details_record``);
-- ``permission_grant``: an "allow for this session" answer (``permissions.grants.SessionGrant``:
-  ``scope``, ``tool``, ``prefix``), restored on resume;
-- ``system_prompt``: the exact system prompt the session sends (``SystemPromptRecord``), written
-  when the session starts and again only when it legitimately changes (the tool set changed with
-  a model switch); a resume sends the last one verbatim, so the first resumed request extends
-  the cached prefix instead of rebuilding it (a new git snapshot would differ).
+Each line is one typed record (``session.records``: the union of every record kind, its reader
+and the old shapes it still accepts); this module writes them and finds the files.
 
 Records are only ever added to this list, never changed. Lines are written whole and flushed
 as they happen; the file is created with mode 0600 and locked (``flock``) for the session's life.
@@ -38,12 +22,15 @@ import os
 import re
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..config.files import user_data_dir
-from ..messages import Message, message_from_dict
+from .records import MessageRecord, SystemPromptRecord, ToolDetailsRecord, RecordBase, read_journal, read_records
+
+if TYPE_CHECKING:
+    from ..events import ToolResult
+    from ..messages import Message
 
 
 def new_session_id() -> str:
@@ -145,32 +132,28 @@ class SessionJournal:
             self._secrets = secret_values()
         return self._fh
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one record as a JSON line (secrets redacted) and flush it."""
+    def append(self, record: "RecordBase | dict[str, Any]") -> None:
+        """Write one record (a typed ``session.records`` record, or an already dumped one) as a
+        JSON line (secrets redacted) and flush it."""
         if self.error:
             return
         try:
             fh = self._open()
-            fh.write(redact(json.dumps(record, ensure_ascii=False), self._secrets) + "\n")
+            data = record.dump() if isinstance(record, RecordBase) else record
+            fh.write(redact(json.dumps(data, ensure_ascii=False), self._secrets) + "\n")
             fh.flush()
         except SessionLockedError as exc:
             self.error = f"session journal not written: {exc}"
         except (OSError, TypeError, ValueError) as exc:
             self.error = f"session journal {self.path} could not be written: {exc}"
 
-    def append_message(self, message: Message) -> None:
-        """Write one conversation record (``kind="message"``)."""
-        self.append({"kind": "message", "message": message.model_dump(mode="json")})
+    def append_message(self, message: "Message") -> None:
+        """Write one conversation record (``MessageRecord``)."""
+        self.append(MessageRecord(message=message))
 
-    def append_tool_details(self, message: Message, *, diff: str | None = None, display: str | None = None,
-                            exit_code: int | None = None, truncated: bool = False,
-                            saved_path: str | None = None, reminders: Sequence[str] | None = None) -> None:
-        """Write a ``tool_details`` record for the tool result ``message`` (already appended),
-        or nothing when none of the details is set (see ``tool_details_record``)."""
-        record = tool_details_record(message, diff=diff, display=display, exit_code=exit_code,
-                                     truncated=truncated, saved_path=saved_path, reminders=reminders)
-        if record is not None:
-            self.append(record)
+    def append_tool_result(self, message: "Message", result: "ToolResult") -> None:
+        """Write the ``ToolDetailsRecord`` of the tool result ``message`` (already appended)."""
+        self.append(ToolDetailsRecord.of(message, result))
 
     def close(self) -> None:
         """Close the file and release the lock (later appends reopen and relock it)."""
@@ -179,141 +162,5 @@ class SessionJournal:
             self._fh = None
 
 
-#: The optional fields of a ``tool_details`` record and the types a reader accepts for them
-#: (``list``: a list of strings).
-TOOL_DETAIL_FIELDS: dict[str, type] = {
-    "diff": str, "display": str, "exit_code": int, "truncated": bool, "saved_path": str, "reminders": list,
-}
-
-
-def tool_details_record(message: Message, *, diff: str | None = None, display: str | None = None,
-                        exit_code: int | None = None, truncated: bool = False,
-                        saved_path: str | None = None,
-                        reminders: Sequence[str] | None = None) -> dict[str, Any] | None:
-    """Return the ``tool_details`` journal record of a tool result ``message`` (a
-    ``ToolResultMessage``: its ``id``, ``tool_call_id``, ``name``) with the details the UI shows
-    besides the model's text: ``diff`` (unified diff of a file change), ``display`` (output with
-    ANSI colours), ``exit_code``, ``truncated``, ``saved_path`` (absolute path of the saved full
-    output), ``reminders`` (texts of the reminders appended to the result, shown as marks under
-    its block). Unset or empty details are left out; ``None`` when none is set (no record is
-    needed)."""
-    details = {"diff": diff or None, "display": display, "exit_code": exit_code,
-               "truncated": True if truncated else None, "saved_path": saved_path or None,
-               "reminders": [str(text) for text in reminders] if reminders else None}
-    details = {key: value for key, value in details.items() if value is not None}
-    if not details:
-        return None
-    return {"kind": "tool_details", "message_id": getattr(message, "id", ""),
-            "tool_call_id": getattr(message, "tool_call_id", ""), "name": getattr(message, "name", ""),
-            **details}
-
-
-def tool_details_from_record(record: Any) -> dict[str, Any]:
-    """Return the details of a ``tool_details`` record (only the known fields of the right
-    type: ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` as a
-    list of strings); ``{}`` for any other record."""
-    if not isinstance(record, dict) or record.get("kind") != "tool_details":
-        return {}
-    out: dict[str, Any] = {}
-    for key, kind in TOOL_DETAIL_FIELDS.items():
-        value = record.get(key)
-        if kind is list:
-            if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
-                out[key] = list(value)
-        elif isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
-            out[key] = value
-    return out
-
-
-#: Why a ``system_prompt`` record was written: a new session; a resume whose journal held no
-#: usable prompt (written before the record existed); the registered tools changed (a model switch
-#: adding or removing ``think``, or a resume with another tool set).
-SystemPromptReason = Literal["started", "resumed_without_prompt", "tools_changed"]
-
-
-@dataclass(frozen=True)
-class SystemPromptRecord:
-    """The ``system_prompt`` journal record: the system prompt exactly as sent.
-
-    ``text``: the prompt (the journal redacts secret-looking environment values in it, like in
-    every line); ``tools``: the names of the tools registered with it, in order (a session reuses
-    the text only for the same tool set); ``model``: the model it was built for; ``reason``: why
-    it was written (``SystemPromptReason``); ``time``: Unix seconds.
-
-    Journal shape: ``{"kind": "system_prompt", "text": str, "tools": [str, ...], "model": str,
-    "reason": str, "time": float}``.
-    """
-
-    text: str
-    tools: tuple[str, ...]
-    model: str = ""
-    reason: str = "started"
-    time: float = 0.0
-
-    def to_record(self) -> dict[str, Any]:
-        """Return the journal record (see the class docstring)."""
-        return {"kind": "system_prompt", "text": self.text, "tools": list(self.tools), "model": self.model,
-                "reason": self.reason, "time": self.time}
-
-    @classmethod
-    def from_record(cls, record: Any) -> "SystemPromptRecord | None":
-        """Read a ``system_prompt`` record; ``None`` for any other record or a malformed one (no
-        string ``text``, ``tools`` not a list of strings), which a reader then ignores."""
-        if not isinstance(record, dict) or record.get("kind") != "system_prompt":
-            return None
-        text, tools = record.get("text"), record.get("tools")
-        if not isinstance(text, str) or not text or not isinstance(tools, list) \
-                or not all(isinstance(name, str) for name in tools):
-            return None
-        when = record.get("time")
-        return cls(text=text, tools=tuple(tools), model=str(record.get("model") or ""),
-                   reason=str(record.get("reason") or ""),
-                   time=float(when) if isinstance(when, (int, float)) and not isinstance(when, bool) else 0.0)
-
-
-def read_journal(path: Path, warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """Yield the records of a journal, skipping lines that are not valid JSON (a torn last line
-    after a crash) with a warning appended to ``warnings``. Raises ``OSError`` if unreadable."""
-    with Path(path).open("r", encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                if warnings is not None:
-                    warnings.append(f"{path}: line {number} is torn or not JSON; skipped")
-                record = _glued_record(line)  # a whole record written right after a torn one
-                if record is None:
-                    continue
-            if isinstance(record, dict):
-                yield record
-
-
-def _glued_record(line: str) -> dict[str, Any] | None:
-    """Return the complete record at the end of a line that starts with a torn one, if any."""
-    start = line.rfind('{"kind": ')
-    while start > 0:
-        try:
-            record = json.loads(line[start:])
-            return record if isinstance(record, dict) else None
-        except json.JSONDecodeError:
-            start = line.rfind('{"kind": ', 0, start)
-    return None
-
-
-def message_from_record(record: dict[str, Any], path: Path, warnings: list[str] | None = None) -> Message | None:
-    """The ``Message`` of a journal ``{"kind": "message"}`` record, or None (with a warning naming
-    ``path`` appended to ``warnings``) when the record is invalid."""
-    try:
-        return message_from_dict(record["message"])
-    except (KeyError, TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-        if warnings is not None:
-            warnings.append(f"{path}: a message record is invalid ({type(exc).__name__}); skipped")
-        return None
-
-
-def load_messages(path: Path, warnings: list[str] | None = None) -> list[Message]:
-    """Return the conversation records of a journal in order (invalid records skipped with a warning)."""
-    found = (message_from_record(r, path, warnings) for r in read_journal(path, warnings) if r.get("kind") == "message")
-    return [message for message in found if message is not None]
+__all__ = ["SessionJournal", "SessionLockedError", "SystemPromptRecord", "new_session_id", "project_key",
+           "read_journal", "read_records", "redact", "secret_values", "sessions_dir"]

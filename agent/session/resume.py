@@ -3,7 +3,7 @@
 A session is its journal ``<sessions_dir(project)>/<id>.jsonl`` (``session.journal``). Listing reads
 each journal once as bytes and parses only the few lines it needs (``session`` records and the
 first user message), so it stays cheap for long sessions. Loading parses every record with
-``read_journal``: torn or invalid lines are skipped with a warning, never fatal.
+``read_records``: torn or invalid lines are skipped with a warning, never fatal.
 
 Every launch journals its session (a ``session`` record when the loop is built), so a project
 collects sessions in which nothing was said. Those are *empty* (``SessionInfo.messages == 0``):
@@ -17,14 +17,19 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
-from .journal import SystemPromptRecord, message_from_record, read_journal, sessions_dir, tool_details_from_record
+from ..plan.model import Plan
+from .journal import sessions_dir
+from .records import (CompactionRecord, EventRecord, GitBaselineRecord, JournalRecord, MessageRecord, ModeRecord,
+                      PermissionGrantRecord, PlanRecord, SessionRecord, SystemPromptRecord, ToolDetailsRecord,
+                      is_turn_finished_line, is_user_message_line, is_whole_line, line_record_type, read_records,
+                      to_records, tool_result_of)
 
 if TYPE_CHECKING:
+    from ..events import ToolResult
     from ..messages import Message
     from ..permissions.grants import SessionGrant
-    from ..plan.model import Plan
 
 #: How many characters of the first task a ``SessionInfo`` keeps.
 FIRST_TASK_CHARS = 200
@@ -67,9 +72,9 @@ class LoadedSession:
     ``records`` (every valid record, for other state such as compaction), ``warnings`` (lines
     skipped, one string each), ``grants`` (the "allow for this session" answers, in order,
     well-formed ones only; ``[]`` for journals written before grants were journaled) and
-    ``tool_details`` (``{tool result message id: details}``, see ``details_for``) and
+    ``tool_details`` (``{tool result message id: its ToolDetailsRecord}``, see ``result_for``) and
     ``plan_prompts`` (``{user message id: approved Plan}``: the user messages that are the
-    instruction to carry out an approved plan, ``plan.journal.plan_prompts_from_journal``; a UI shows
+    instruction to carry out an approved plan, ``plan_prompts_from_journal``; a UI shows
     them as the short "Plan approved" line rather than the instruction text) and ``system_prompt``
     (the last well-formed ``system_prompt`` record: the prompt the session was sending, reused
     verbatim on resume; ``None`` for journals written before the record existed)."""
@@ -79,19 +84,60 @@ class LoadedSession:
     messages: list["Message"]
     plan: "Plan | None"
     model: str
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[JournalRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     grants: list["SessionGrant"] = field(default_factory=list)
-    tool_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_details: dict[str, ToolDetailsRecord] = field(default_factory=dict)
     plan_prompts: dict[str, "Plan"] = field(default_factory=dict)
     system_prompt: SystemPromptRecord | None = None
 
     def details_for(self, message: "Message") -> dict[str, Any]:
-        """What the UI showed of the tool result ``message`` besides its text: a dict with any of
-        ``diff``, ``display``, ``exit_code``, ``truncated``, ``saved_path``, ``reminders`` (a list
-        of reminder texts appended to the result; ``session.journal`` ``tool_details``); ``{}`` when
-        the journal has none (other messages, older journals)."""
-        return dict(self.tool_details.get(getattr(message, "id", ""), {}))
+        """The journaled details of the tool result ``message`` as a dict (the set fields of its
+        ``ToolDetailsRecord``: outcome, diff, display, exit_code, truncated, saved_path, reminders,
+        duration_s, output_lines, output_bytes); ``{}`` when the journal has none."""
+        record = self.tool_details.get(getattr(message, "id", ""))
+        return record.details() if record is not None else {}
+
+    def result_for(self, message: "Message") -> ToolResult:
+        """The typed result of the tool result ``message``, as the live event carried it (older
+        journals: what their records hold, the outcome taken from the message)."""
+        return tool_result_of(message, self.tool_details.get(getattr(message, "id", "")))
+
+    def of_kind(self, cls: type) -> list:
+        """The records of one type (``session.records``), in journal order."""
+        return [record for record in self.records if isinstance(record, cls)]
+
+    @property
+    def plan_records(self) -> list[PlanRecord]:
+        """Every plan change, in order."""
+        return self.of_kind(PlanRecord)
+
+    @property
+    def compactions(self) -> list[CompactionRecord]:
+        """The compaction records, in order (the last one rebuilds the view)."""
+        return self.of_kind(CompactionRecord)
+
+    @property
+    def modes(self) -> list[ModeRecord]:
+        """The mode records, in order (the last one is restored)."""
+        return self.of_kind(ModeRecord)
+
+    @property
+    def git_baseline(self) -> GitBaselineRecord | None:
+        """The last git baseline record (``None`` for journals without one)."""
+        found = self.of_kind(GitBaselineRecord)
+        return found[-1] if found else None
+
+    def undo_marks(self) -> list[tuple[int, list[str]]]:
+        """The undo events as ``(messages before it, file lines)``, in order."""
+        marks: list[tuple[int, list[str]]] = []
+        count = 0
+        for record in self.records:
+            if isinstance(record, MessageRecord):
+                count += 1
+            elif isinstance(record, EventRecord) and record.is_undo:
+                marks.append((count, list(record.files or [])))
+        return marks
 
 
 def session_info(path: Path) -> SessionInfo:
@@ -105,23 +151,23 @@ def session_info(path: Path) -> SessionInfo:
     messages = 0
     with path.open("rb") as fh:
         for raw in fh:
-            if raw.startswith(b'{"kind": "message"') and raw.rstrip().endswith(b"}"):
+            kind = line_record_type(raw)
+            if kind is MessageRecord and is_whole_line(raw):
                 messages += 1  # a torn line (cut short by a crash) does not end its object
-            if raw.startswith(b'{"kind": "event"') and b'"turn_finished"' in raw:
+            if is_turn_finished_line(raw):
                 turns += 1
-            elif raw.startswith(b'{"kind": "session"'):
+            elif kind is SessionRecord:
                 record = _parse(raw)
-                if record:
-                    model = str(record.get("model") or model)
-                    if started is None and isinstance(record.get("time"), (int, float)):
-                        started = float(record["time"])
-            elif not first_task and raw.startswith(b'{"kind": "message"') and b'"role": "user"' in raw[:200]:
+                if isinstance(record, SessionRecord):
+                    model = record.model or model
+                    if started is None and record.time:
+                        started = record.time
+            elif not first_task and is_user_message_line(raw):
                 record = _parse(raw)
-                message = record.get("message") if record else None
-                if isinstance(message, dict) and isinstance(message.get("content"), str):
-                    first_task = " ".join(message["content"].split())[:FIRST_TASK_CHARS]
-                    if started is None and isinstance(message.get("created_at"), (int, float)):
-                        started = float(message["created_at"])
+                if isinstance(record, MessageRecord) and isinstance(record.message.content, str):
+                    first_task = " ".join(record.message.content.split())[:FIRST_TASK_CHARS]
+                    if started is None and "created_at" in record.message.model_fields_set:
+                        started = float(record.message.created_at)
     if started is None:
         started = _time_from_id(path.stem) or st.st_mtime
     return SessionInfo(id=path.stem, path=path, started_at=started, updated_at=st.st_mtime,
@@ -194,38 +240,70 @@ def load_session(path: Path) -> LoadedSession:
     details, plan-approval prompts, the last system prompt, all records, warnings for skipped
     lines. Raises ``OSError`` when the file cannot be read. Malformed grant, details or system
     prompt records are ignored (never applied)."""
-    from ..permissions.grants import SessionGrant
-    from ..plan.journal import plan_from_journal, plan_prompts_from_journal
-
     path = Path(path)
     warnings: list[str] = []
-    records = list(read_journal(path, warnings))
+    records = list(read_records(path, warnings))
     messages = []
     model = ""
     grants: list[SessionGrant] = []
-    details: dict[str, dict[str, Any]] = {}
+    details: dict[str, ToolDetailsRecord] = {}
     system_prompt: SystemPromptRecord | None = None
     for record in records:
-        kind = record.get("kind")
-        if kind == "message":
-            message = message_from_record(record, path, warnings)
-            if message is not None:
-                messages.append(message)
-        elif kind == "session" and record.get("model"):
-            model = str(record["model"])
-        elif kind == "permission_grant":
-            grant = SessionGrant.from_record(record)
+        if isinstance(record, MessageRecord):
+            messages.append(record.message)
+        elif isinstance(record, SessionRecord) and record.model:
+            model = record.model
+        elif isinstance(record, PermissionGrantRecord):
+            grant = record.to_grant()
             if grant is not None and grant not in grants:
                 grants.append(grant)
-        elif kind == "tool_details" and isinstance(record.get("message_id"), str):
-            found = tool_details_from_record(record)
-            if found:
-                details[record["message_id"]] = found
-        elif kind == "system_prompt":
-            system_prompt = SystemPromptRecord.from_record(record) or system_prompt
+        elif isinstance(record, ToolDetailsRecord) and record.message_id:
+            details[record.message_id] = record
+        elif isinstance(record, SystemPromptRecord):
+            system_prompt = record
     return LoadedSession(session_id=path.stem, path=path, messages=messages, plan=plan_from_journal(records),
                          model=model, records=records, warnings=warnings, grants=grants, tool_details=details,
                          plan_prompts=plan_prompts_from_journal(records), system_prompt=system_prompt)
+
+
+def plan_from_journal(records: Iterable[Any]) -> Plan | None:
+    """The active plan of a journal's records (typed, or decoded dicts): the last approved or
+    updated plan; ``None`` when there is none, it was discarded, or the last plan record is only a
+    proposal. Records with an invalid plan are skipped."""
+    active: Plan | None = None
+    for record in to_records(records):
+        if isinstance(record, PlanRecord):
+            if record.event == "discarded":
+                active = None
+            elif record.sets_plan:
+                active = record.plan
+    return active
+
+
+def plan_prompts_from_journal(records: Iterable[Any]) -> dict[str, Plan]:
+    """``{user message id: approved Plan}`` for the user messages of a journal (typed records or
+    decoded dicts) that are the instruction to carry out an approved plan.
+
+    Recognised by the journal, not by the text: an ``approved`` plan record names the message in
+    its ``message_id``; an older record without that field claims the next message record when
+    it is a user message (the execution turn journals it right after the plan). Records with an
+    invalid plan are skipped."""
+    found: dict[str, Plan] = {}
+    waiting: Plan | None = None  # an approved record without message_id, before its message
+    for record in to_records(records):
+        if isinstance(record, PlanRecord) and record.event == "approved":
+            waiting = None
+            if record.plan is None:
+                continue
+            if record.message_id:
+                found[record.message_id] = record.plan
+            else:
+                waiting = record.plan
+        elif isinstance(record, MessageRecord) and waiting is not None:
+            if record.message.role == "user":
+                found[record.message.id] = waiting
+            waiting = None
+    return found
 
 
 def format_session_list(infos: list[SessionInfo]) -> str:
@@ -238,12 +316,13 @@ def format_session_list(infos: list[SessionInfo]) -> str:
     return "\n".join(lines)
 
 
-def _parse(raw: bytes) -> dict[str, Any] | None:
+def _parse(raw: bytes) -> JournalRecord | None:
     try:
-        record = json.loads(raw.decode("utf-8", errors="replace"))
+        data = json.loads(raw.decode("utf-8", errors="replace"))
     except ValueError:
         return None
-    return record if isinstance(record, dict) else None
+    found = to_records([data]) if isinstance(data, dict) else []
+    return found[0] if found else None
 
 
 def _time_from_id(session_id: str) -> float | None:

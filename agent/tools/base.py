@@ -14,9 +14,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from pydantic import BaseModel, ConfigDict
+
+from ..events import ToolOutcome, ToolResult
 
 
 class Capability(str, Enum):
@@ -69,7 +71,12 @@ class ToolOutput(BaseModel):
     - ``truncated`` / ``saved_path``: the text was middle-truncated and the full output saved at
       this absolute path.
     - ``display``: the text for the UI when it differs from ``text`` (ANSI colours kept).
+    - ``output_lines`` / ``output_bytes``: the size of the full output, when the tool counted it.
+    - ``outcome``: set when the call did not simply succeed or fail (``denied``, ``cancelled``);
+      None means ``ok`` or ``error`` by ``is_error``.
     - ``metadata``: small extra facts for the UI (e.g. ``{"path": "src/a.py"}``).
+
+    ``to_result`` turns it into the ``events.ToolResult`` the event, journal and UI carry.
     """
 
     text: str
@@ -79,7 +86,20 @@ class ToolOutput(BaseModel):
     truncated: bool = False
     saved_path: str | None = None
     display: str | None = None
+    output_lines: int | None = None
+    output_bytes: int | None = None
+    outcome: ToolOutcome | None = None
     metadata: dict[str, Any] = {}
+
+    def to_result(self, *, duration_s: float | None = None, reminders: Sequence[str] = (),
+                  cancelled: bool = False) -> ToolResult:
+        """The typed result of this output; ``cancelled``: the turn was cancelled, so a failure
+        is a cancellation."""
+        outcome = self.outcome or ("ok" if not self.is_error else "cancelled" if cancelled else "error")
+        return ToolResult(outcome=outcome, exit_code=self.exit_code, duration_s=duration_s,
+                          output_lines=self.output_lines, output_bytes=self.output_bytes, truncated=self.truncated,
+                          saved_path=self.saved_path, diff=self.diff, display=self.display,
+                          reminders=tuple(reminders))
 
 
 class Tool(ABC):

@@ -124,12 +124,9 @@ class BashTool(Tool):
             exit_code=exit_code,
             truncated=result.truncated,
             saved_path=result.saved_path,
-            metadata={
-                "duration_s": round(proc.duration_s, 3),
-                "output_bytes": result.total_bytes,
-                "output_lines": result.total_lines,
-                "binary": result.binary,
-            },
+            output_lines=result.total_lines,
+            output_bytes=result.total_bytes,
+            metadata={"duration_s": round(proc.duration_s, 3), "binary": result.binary},
         )
 
 

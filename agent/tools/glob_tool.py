@@ -218,7 +218,7 @@ class GlobTool(Tool):
         return ToolOutput(
             text=f"{result.text}\n{summary}",
             truncated=result.truncated,
-            saved_path=result.saved_path,
+            saved_path=result.saved_path, output_lines=result.total_lines, output_bytes=result.total_bytes,
             metadata={"count": len(found)},
         )
 

@@ -98,7 +98,7 @@ class GrepTool(Tool):
         return ToolOutput(
             text=result.text.rstrip("\n"),
             truncated=result.truncated,
-            saved_path=result.saved_path,
+            saved_path=result.saved_path, output_lines=result.total_lines, output_bytes=result.total_bytes,
             metadata={"matches": matches, "engine": "rg" if rg else "python"},
         )
 

@@ -206,7 +206,8 @@ class ToolRegistry:
         if tool.truncates_output and not output.truncated and limit and len(text) > limit + _MARKER_SLACK:
             result = truncate_and_save(text, ctx)
             return output.model_copy(
-                update={"text": result.text, "truncated": result.truncated, "saved_path": result.saved_path}
+                update={"text": result.text, "truncated": result.truncated, "saved_path": result.saved_path,
+                        "output_lines": result.total_lines, "output_bytes": result.total_bytes}
             )
         clean = _sanitize(text)
         return output if clean is text else output.model_copy(update={"text": clean})

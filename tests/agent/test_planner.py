@@ -14,7 +14,7 @@ from agent.events import Notice, PlanUpdated, ToolCallFinished, TurnFinished, Tu
 from agent.plan.model import Plan, PlanError, PlanStep, normalize_path
 from agent.plan.prompts import execution_prompt
 from agent.plan.markdown import parse_markdown_plan
-from agent.plan.journal import plan_from_journal
+from agent.session.resume import plan_from_journal
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
 from agent.session.journal import read_journal

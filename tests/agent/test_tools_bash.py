@@ -171,8 +171,8 @@ def test_multi_megabyte_output_is_counted_and_saved_exactly(ctx):
     expected += b"".join(b"%d\n" % i for i in range(400000))
     expected += b"".join(b"tail %06d " % i + b"y" * 60 + b"\n" for i in range(20000))
     assert out.exit_code == 0 and out.truncated
-    assert out.metadata["output_lines"] == 450000
-    assert out.metadata["output_bytes"] == len(expected)
+    assert out.output_lines == 450000
+    assert out.output_bytes == len(expected)
     assert Path(out.saved_path).read_bytes() == expected
     assert out.text.startswith("000000 xxx")
     assert out.text.endswith("tail 019999 " + "y" * 60 + "\n[exit code: 0]")

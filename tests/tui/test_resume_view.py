@@ -1,6 +1,7 @@
 """The resumed conversation looks like the live one: an approved plan shows the live "Plan
 approved" line (not the instruction sent to the model), the "Resumed session" line appears once,
-reminder marks come back under their tool block, and the picker leaves empty sessions out."""
+reminder marks come back under their tool block, tool blocks keep their outcome, duration and exit
+code, and the picker leaves empty sessions out."""
 
 from __future__ import annotations
 
@@ -143,6 +144,33 @@ class TestReminderMarks:
             await ui.wait_prepared(pilot, app)
             assert self.marks_under_edit(app) == live
         app.session.close()
+
+
+class TestToolOutcomes:
+    CALLS = {"tool_calls": [EDIT, {"name": "bash", "arguments": {"command": "echo hi; exit 3"}},
+                            {"name": "read", "arguments": {"path": "missing.py"}}]}
+
+    @staticmethod
+    def blocks(app) -> list[tuple]:
+        return [(b.tool_name, b.status, b.denied, b.exit_code, b.duration_s, str(b._meta()))
+                for b in app.query(ToolBlock)]
+
+    async def test_resumed_blocks_show_the_live_outcomes_durations_and_exit_codes(self, make_app, workspace: Path,
+                                                                                  ui) -> None:
+        app, _ = make_app([self.CALLS, {"content": "Done."}])
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.submit(pilot, "fix add")
+            await ui.wait_turn(pilot, app)
+            live = self.blocks(app)
+        app.session.close()
+        assert [(name, status, code) for name, status, _, code, *_ in live] == [
+            ("edit", "ok", None), ("bash", "ok", 3), ("read", "error", None)]  # a non-zero exit is not a failed call
+        assert all(duration is not None for *_, duration, _ in live)
+        resumed_app = started_on(workspace, app.session.session_id)
+        async with resumed_app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, resumed_app)
+            assert self.blocks(resumed_app) == live
+        resumed_app.session.close()
 
 
 class TestPicker:

@@ -256,7 +256,7 @@ class TestCompact:
             screen = app.screen
             assert len(screen.entries) == 1 and screen.current is screen.entries[0]
             entry = screen.current
-            assert entry.record["focus"] == "the calculator bug"
+            assert entry.record.focus == "the calculator bug"
             assert SUMMARY in screen.replacement_text  # the summary shows first
             first = entry.messages[0]
             assert first.how == "summarized" and first.original is not None

@@ -1,7 +1,7 @@
 """The compaction inspector: what each compaction of the session did, message by message.
 
-It reads the session's journal (``{"kind": "message"}`` records hold every original message;
-``{"kind": "compaction"}`` records hold the summary, the ids summarised / pruned / aggregated, the
+It reads the session's journal (``MessageRecord`` records hold every original message;
+``CompactionRecord`` records hold the summary, the ids summarised / pruned / aggregated, the
 token counts and the rewritten records) in a thread worker, so a large journal never blocks the
 UI. Layout:
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -36,6 +36,9 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from ..widgets.token_count import format_tokens
+
+if TYPE_CHECKING:
+    from agent.session.records import CompactionRecord
 
 KEY_HINTS = "↑/↓ select · tab next pane · q close"
 #: Characters of a message's first line shown in the list.
@@ -66,31 +69,31 @@ class AffectedMessage:
 
 @dataclass
 class CompactionEntry:
-    """One ``{"kind": "compaction"}`` record of the journal, numbered from 1, with its messages.
+    """One ``CompactionRecord`` of the journal, numbered from 1, with its messages.
 
     ``summary_message``: the rewritten record with ``origin == "summary"`` (the new summary, or an
     earlier one rebuilt around the current pins by a rewrite without summary), or None.
     """
 
     number: int
-    record: dict[str, Any]
+    record: "CompactionRecord"
     messages: list[AffectedMessage] = field(default_factory=list)
     summary_message: dict[str, Any] | None = None
 
     @property
     def tokens_before(self) -> int:
         """Tokens of the request before the compaction (the budget's count)."""
-        return int(self.record.get("tokens_before") or 0)
+        return self.record.tokens_before
 
     @property
     def tokens_after(self) -> int:
         """Tokens of the request after it."""
-        return int(self.record.get("tokens_after") or 0)
+        return self.record.tokens_after
 
     @property
     def summary(self) -> str:
         """The model's summary text (``""`` for a rewrite without summary)."""
-        return str(self.record.get("summary") or "")
+        return self.record.summary
 
     @property
     def has_model_summary(self) -> bool:
@@ -101,16 +104,16 @@ class CompactionEntry:
     @property
     def pinned(self) -> list[str]:
         """Names of the items pinned by code in the summary message (task, plan, test state...)."""
-        return [str(name) for name in self.record.get("pinned") or []]
+        return [str(name) for name in self.record.pinned or []]
 
     @property
     def thrash(self) -> bool:
         """This compaction came within ``min_steps_between`` model calls of the previous one."""
-        return bool(self.record.get("thrash"))
+        return self.record.thrash
 
     def counts(self) -> dict[str, int]:
         """How many ids were summarized, pruned, aggregated and stubbed (the record's id lists)."""
-        return {how: len(self.record.get(f"{how}_ids") or []) for how in RECORDED}
+        return {how: len(self.record.ids(how)) for how in RECORDED}
 
 
 def load_compactions(path: str | Path, warnings: list[str] | None = None) -> list[CompactionEntry]:
@@ -126,7 +129,7 @@ def load_compactions(path: str | Path, warnings: list[str] | None = None) -> lis
     Raises ``OSError`` if the file is unreadable.
     """
     from agent.context.aggregation import NOTICE_PREFIX
-    from agent.session.journal import read_journal
+    from agent.session.records import CompactionRecord, MessageRecord, read_records
 
     path = Path(path)
     if not path.exists():
@@ -134,27 +137,26 @@ def load_compactions(path: str | Path, warnings: list[str] | None = None) -> lis
     originals: dict[str, dict[str, Any]] = {}
     order: dict[str, int] = {}  # message id -> position in the journal
     entries: list[CompactionEntry] = []
-    for record in read_journal(path, warnings):
-        kind = record.get("kind")
-        if kind == "message" and isinstance(record.get("message"), dict):
-            message = record["message"]
+    for record in read_records(path, warnings):
+        if isinstance(record, MessageRecord):
+            message = record.message.model_dump(mode="json")
             originals[str(message.get("id"))] = message
             order.setdefault(str(message.get("id")), len(order))
-        elif kind == "compaction":
+        elif isinstance(record, CompactionRecord):
             entries.append(_entry(record, len(entries) + 1, originals, order, NOTICE_PREFIX))
-            for r in entries[-1].record.get("rewritten") or []:  # a later compaction may rewrite these in turn
+            for r in record.rewritten:  # a later compaction may rewrite these in turn
                 if isinstance(r, dict):
                     originals.setdefault(str(r.get("id")), r)
                     order.setdefault(str(r.get("id")), len(order))
     return entries
 
 
-def _entry(record: dict[str, Any], number: int, originals: dict[str, dict[str, Any]], order: dict[str, int],
+def _entry(record: "CompactionRecord", number: int, originals: dict[str, dict[str, Any]], order: dict[str, int],
            notice_prefix: str) -> CompactionEntry:
     """One ``CompactionEntry`` from a compaction record (see ``load_compactions``)."""
-    rewritten = [r for r in record.get("rewritten") or [] if isinstance(r, dict)]
+    rewritten = list(record.rewritten)
     by_id = {str(r.get("id")): r for r in rewritten}
-    ids = {how: [str(i) for i in record.get(f"{how}_ids") or []] for how in RECORDED}
+    ids = {how: record.ids(how) for how in RECORDED}
     summary_message = next((r for r in rewritten if r.get("role") == "user" and r.get("origin") == "summary"), None)
     stubbed, pruned = set(ids["stubbed"]), set(ids["pruned"])
     carriers = [r for r in rewritten if r.get("role") == "tool"
@@ -250,7 +252,7 @@ def header_text(entry: CompactionEntry) -> str:
     """The figures above the panes (several lines): tokens before → after, what was summarised,
     pruned, aggregated and stubbed, the focus, what was pinned by code, and the thrash mark."""
     c = entry.counts()
-    focus = entry.record.get("focus")
+    focus = entry.record.focus
     lines = [f"#{entry.number}: {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)} "
              f"tokens ({entry.tokens_before:,} → {entry.tokens_after:,}) · summarized {c['summarized']}, "
              f"pruned {c['pruned']}, aggregated {c['aggregated']}, stubbed {c['stubbed']}"

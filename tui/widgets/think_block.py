@@ -7,7 +7,7 @@ when expanded, the thought text. Built on ``ReasoningBlock`` (same keys: Enter, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -25,8 +25,12 @@ def thought_text(arguments: Any) -> str:
     return "" if arguments is None else str(arguments)
 
 
+if TYPE_CHECKING:
+    from agent.events import ToolResult
+
+
 class ThinkBlock(ReasoningBlock):
-    """One think call. ``finish(output, is_error=...)`` records the tool result; an error (a
+    """One think call. ``finish(output, result)`` records the tool result; an error (a
     malformed call) shows in the header and its message in the body."""
 
     def __init__(self, call_id: str, arguments: Any = None) -> None:
@@ -45,9 +49,9 @@ class ThinkBlock(ReasoningBlock):
             header.append(" · not a valid call")
         return header
 
-    def finish(self, output: str = "", *, is_error: bool = False, **_details: Any) -> None:  # type: ignore[override]
+    def finish(self, output: str = "", result: "ToolResult | None" = None) -> None:  # type: ignore[override]
         """Record the think tool's result (only an error changes what is shown)."""
-        self.is_error = is_error
+        is_error = self.is_error = result is not None and result.is_error
         if is_error and output:
             self.text = f"{self.text}\n\n{output}".strip()
         self.set_class(is_error, "-error")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +29,9 @@ from textual.worker import Worker, WorkerState
 
 from .diff_view import DiffView, diff_stats
 from .plain_output import PlainOutput
+
+if TYPE_CHECKING:
+    from agent.events import ToolResult
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -218,6 +221,7 @@ class ToolBlock(Widget, can_focus=True):
         self.duration_s: float | None = None
         self.exit_code: int | None = None
         self.diff: str | None = None
+        self.result: "ToolResult | None" = None
         self._format_duration = duration_format or format_duration
         self._frame = 0
         self._spinner: Timer | None = None
@@ -247,11 +251,9 @@ class ToolBlock(Widget, can_focus=True):
     # -- header --------------------------------------------------------------------------------
     @property
     def denied(self) -> bool:
-        """True when the result says the call was not allowed (by the user, the permission mode
-        or a deny rule): labelled "denied" rather than "error"."""
-        from agent.permissions.policy import DENIAL_PREFIX
-
-        return bool(self.is_error and (self.output or "").startswith(DENIAL_PREFIX))
+        """True when the call was not allowed (by the user, the permission mode or a deny rule):
+        labelled "denied" rather than "error"."""
+        return self.result is not None and self.result.outcome == "denied"
 
     def _icon(self) -> str:
         return {"running": SPINNER_FRAMES[self._frame], "ok": "✓", "error": "✗",
@@ -321,27 +323,30 @@ class ToolBlock(Widget, can_focus=True):
             meta.update(self._meta())
 
     # -- state ---------------------------------------------------------------------------------
-    def finish(self, output: str, *, is_error: bool = False, truncated: bool = False,
-               saved_path: str | None = None, duration_s: float | None = None,
-               exit_code: int | None = None, diff: str | None = None, cancelled: bool = False,
-               display: str | None = None) -> None:
-        """Record the result; ``cancelled`` marks a call stopped or skipped by the user;
-        ``display`` is the output for the screen when it differs from the model's (ANSI colours
-        kept): the body shows it instead of ``output``."""
+    def finish(self, output: str, result: "ToolResult | None" = None) -> None:
+        """Record the result: ``output`` is the model's text, ``result`` the typed rest (its
+        outcome gives the status; its ``display``, when set, is what the body shows). The size of a
+        saved output comes from the result when the tool counted it, else from the file."""
+        from agent.events import ToolResult
+
+        result = result if result is not None else ToolResult()
+        self.result = result
         self.output = output
-        self.display_output = display
-        self.is_error = is_error
-        self.truncated = truncated
-        self.saved_path = saved_path
-        self.duration_s = duration_s
-        self.exit_code = exit_code
-        self.diff = diff or None
-        if saved_path:
+        self.display_output = result.display
+        self.is_error = is_error = result.is_error
+        self.truncated = result.truncated
+        self.saved_path = saved_path = result.saved_path
+        self.duration_s = result.duration_s
+        self.exit_code = result.exit_code
+        self.diff = result.diff or None
+        if saved_path and result.output_bytes is not None and result.output_lines is not None:
+            self.saved_size, self.saved_lines = result.output_bytes, result.output_lines
+        elif saved_path:
             try:
                 self.saved_size = os.stat(saved_path).st_size
             except OSError as exc:
                 self.saved_error = exc.strerror or str(exc)
-        self.status = "cancelled" if cancelled else ("error" if is_error else "ok")
+        self.status = "cancelled" if result.outcome in ("cancelled", "interrupted") else ("error" if is_error else "ok")
         if self.diff and not is_error:
             self.expanded = True  # a change the agent made is worth seeing at once
         self._count_saved_lines()
