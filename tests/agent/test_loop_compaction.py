@@ -264,7 +264,7 @@ def test_a_failing_summary_is_tried_once_per_safe_point(tmp_path):
 def test_the_plan_is_in_the_context_once_with_its_current_step_states(tmp_path):
     """After a compaction the plan-execution prompt kept in the tail no longer carries its
     checklist as it was when sent; the summary pins the current one."""
-    from agent.context.compaction.rewrite import PLAN_PROMPT_STAND_IN
+    from agent.context.compaction.summary_message import PLAN_PROMPT_STAND_IN
     from agent.plan.model import Plan
 
     replies = ([{"tool_calls": [{"name": "update_plan", "arguments": {"step": 1, "status": "done"}}]}]

@@ -38,19 +38,13 @@ from typing import Any, Callable, Collection, Sequence
 from ...messages import Message, SystemMessage, ToolResultMessage, UserMessage
 from ..aggregation import DEFAULT_DEVELOPER_CAPABILITIES, aggregate_developer_loops, default_capability_of
 from ..budget import chars_to_tokens, message_tokens
-from ..pins import Pins, cap_middle, collect_pins
+from ..pins import Pins, collect_pins
 from ..pruning import prune_reasoning
 from ..records import is_dict_list, to_dicts, to_records
 from ..repair import repair_history
-from .summary import (
-    CONTINUE_LINE,
-    MODEL_SUMMARY_HEADING,
-    SUMMARY_CAP_TOKENS,
-    SUMMARY_HEADER,
-    SUMMARY_RESERVE_TOKENS,
-    build_summary_text,
-    digest_summary,
-    summary_request,
+from .summary import SUMMARY_CAP_TOKENS, SUMMARY_RESERVE_TOKENS, build_summary_text, digest_summary, summary_request
+from .summary_message import (
+    cap_tokens, is_summary, pinned_names, pinned_part, refresh_summaries, without_stale_plan,
 )
 from .tail import LARGE_RESULT_FRACTION, STUB_MIN_TOKENS, split_by_tokens, split_point, stub_to_fit
 
@@ -164,9 +158,9 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
 
     carried: list[str] = []  # pinned sections of an earlier summary, when no pins were given
     if pins is None:
-        previous = [m for m in whole if _is_summary(m)]
-        pins = collect_pins([m for m in whole if not _is_summary(m)], plan_markdown=plan_markdown)
-        carried = [_pinned_part(m.content) for m in previous[-1:]]
+        previous = [m for m in whole if is_summary(m)]
+        pins = collect_pins([m for m in whole if not is_summary(m)], plan_markdown=plan_markdown)
+        carried = [pinned_part(m.content) for m in previous[-1:]]
         if previous and pins.task is not None:  # the task is in the earlier summary's pinned part,
             pins.instructions.insert(0, pins.task)  # carried over: what follows it is later
             pins.task = None
@@ -213,9 +207,9 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         if not (pruned or aggregated or stubbed):
             unchanged.notice = "Nothing to compact yet: the conversation is shorter than the part kept verbatim."
             return unchanged
-        kept, refreshed = _refresh_summaries(kept, render_pins, carried)
+        kept, refreshed = refresh_summaries(kept, render_pins, carried)
         if refreshed is not None and plan_pinned:
-            kept = _without_stale_plan(kept)
+            kept = without_stale_plan(kept)
         new_records = [*systems, *kept]
         tokens_after = base + view_tokens(kept, count)
         if tokens_after >= tokens_before:
@@ -224,7 +218,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         return _result(messages, records, new_records, as_dicts, tokens_before, tokens_after, min_saving,
                        summary="", summary_message=refreshed, old=[], kept=kept, pruned=pruned,
                        aggregated=aggregated, stubbed=stubbed,
-                       pinned=_pinned_names(pins, [m.id for m in kept], carried) if refreshed else [],
+                       pinned=pinned_names(pins, [m.id for m in kept], carried) if refreshed else [],
                        unchanged=unchanged)
 
     failure = ""
@@ -242,14 +236,14 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         summary = digest_summary(old)
 
     if plan_pinned:
-        kept = _without_stale_plan(kept)
+        kept = without_stale_plan(kept)
     kept_ids = [m.id for m in kept]
     pinned_text = "\n\n".join([*carried, render_pins(kept_ids)])
     summary_cap = SUMMARY_CAP_TOKENS
     if target is not None:
         room = target - base - view_tokens(kept, count) - count_text(pinned_text) - 64
         summary_cap = max(200, min(summary_cap, room))
-    summary_text = _cap_tokens(summary, summary_cap, count)
+    summary_text = cap_tokens(summary, summary_cap, count)
     # the mode the conversation stated last goes with the summary when its message was summarised
     kept_mode = any(isinstance(m, UserMessage) and m.mode is not None for m in kept)
     summary_message = UserMessage(content=build_summary_text(pinned_text, summary_text), origin="summary",
@@ -258,7 +252,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     tokens_after = base + view_tokens([summary_message, *kept], count)
     return _result(messages, records, new_records, as_dicts, tokens_before, tokens_after, min_saving,
                    summary=summary, summary_message=summary_message, old=old, kept=kept, pruned=pruned,
-                   aggregated=aggregated, stubbed=stubbed, pinned=_pinned_names(pins, kept_ids, carried),
+                   aggregated=aggregated, stubbed=stubbed, pinned=pinned_names(pins, kept_ids, carried),
                    unchanged=unchanged)
 
 
@@ -289,78 +283,3 @@ def _result(messages: Sequence[Any], records: list[Message], new_records: list[M
         notice=f"Compacted the context ({what}): {tokens_before} -> {tokens_after} tokens ({saved:.0%} saved).")
 
 
-#: What a kept plan-execution prompt says once the current plan is pinned in the summary (the
-#: prompt's own copy of the checklist would show the step states of when it was sent).
-PLAN_PROMPT_STAND_IN = ("Carry out the approved plan. Its checklist, with the current state of each step, is "
-                        "pinned in the context summary above; mark progress with update_plan as you go.")
-
-
-def _without_stale_plan(kept: list[Message]) -> list[Message]:
-    """``kept`` with each plan-execution prompt replaced by ``PLAN_PROMPT_STAND_IN`` (same id,
-    origin and mode), so the plan is in the context once, with its current step states."""
-    return [m.model_copy(update={"content": PLAN_PROMPT_STAND_IN})
-            if isinstance(m, UserMessage) and m.origin == "plan_execution" and m.content != PLAN_PROMPT_STAND_IN
-            else m for m in kept]
-
-
-def _refresh_summaries(kept: list[Message], render_pins: Callable[[Collection[str]], str],
-                       carried: list[str]) -> tuple[list[Message], UserMessage | None]:
-    """``kept`` with an earlier summary message in it rebuilt around the current pins
-    (``render_pins(kept ids)``: the plan's step states, the test state and the changed files move
-    on after that summary was written); its model summary is kept. Returns the list and the
-    rebuilt message (``None`` when none)."""
-    out = list(kept)
-    for index, message in enumerate(out):
-        if not _is_summary(message):
-            continue
-        assert isinstance(message, UserMessage)
-        text = message.content
-        cut = text.find(MODEL_SUMMARY_HEADING)
-        model_summary = text[cut + len(MODEL_SUMMARY_HEADING):].strip("\n") if cut != -1 else ""
-        model_summary = model_summary.removesuffix(CONTINUE_LINE).rstrip("\n")
-        pinned = "\n\n".join([*carried, render_pins([m.id for m in out[index + 1:]])])
-        new = message.model_copy(update={"content": build_summary_text(pinned, model_summary)})
-        out[index] = new
-        return out, new
-    return out, None
-
-
-def _is_summary(message: Message) -> bool:
-    return isinstance(message, UserMessage) and (message.origin == "summary"
-                                                 or message.content.startswith(SUMMARY_HEADER))
-
-
-def _pinned_part(content: str) -> str:
-    """The pinned sections of an earlier summary message (between its header and the model's summary)."""
-    text = content[len(SUMMARY_HEADER):] if content.startswith(SUMMARY_HEADER) else content
-    end = text.find(MODEL_SUMMARY_HEADING)
-    return (text[:end] if end != -1 else text).strip("\n")
-
-
-def _pinned_names(pins: Pins, kept_ids: list[str], carried: list[str]) -> list[str]:
-    kept = set(kept_ids)
-    names = []
-    if carried:
-        names.append("earlier pins")
-    if pins.task is not None and pins.task.id not in kept:
-        names.append("task")
-    if any(m.id not in kept for m in pins.instructions):
-        names.append("instructions")
-    if pins.plan_markdown:
-        names.append("plan")
-    if pins.tests.unresolved() or pins.tests.recent_errors():
-        names.append("unresolved errors")
-    if pins.tests.final_state() is not None:
-        names.append("test state")
-    if pins.changed_files:
-        names.append("changed files")
-    return names
-
-
-def _cap_tokens(text: str, cap: int, count: Callable[[Message], int]) -> str:
-    """``text`` middle-cut until it holds at most about ``cap`` tokens (counted as a message)."""
-    tokens = count(UserMessage(content=text))
-    if tokens <= cap:
-        return text
-    chars = int(len(text) * cap / tokens * 0.9)
-    return cap_middle(text, max(200, chars))
