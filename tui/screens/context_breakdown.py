@@ -1,6 +1,6 @@
 """The context breakdown: what fills the model's context window, per category.
 
-Opened from the context meter (click, or F2). The count (``tui.context_ui.compute_breakdown``,
+Opened from the context meter (click, or F2). The count (``agent.context.breakdown.compute_breakdown``,
 with the request builder's own ``agent.budget``; "~": a local count, not the provider's) runs in
 a thread worker, so a long history never blocks the UI; until it is done the screen reads
 "Measuring...". Esc, q or F2 closes it.
@@ -18,6 +18,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
+
+from agent.context.breakdown import compute_breakdown
 
 from ..widgets.context_meter import meter_bar
 from ..widgets.token_count import format_tokens
@@ -59,8 +61,6 @@ class ContextBreakdownScreen(ModalScreen[None]):
                         exit_on_error=False)
 
     def _compute(self) -> Any:
-        from ..context_ui import compute_breakdown
-
         agent = getattr(self.session, "agent", None)
         if agent is None:
             return None
