@@ -4,7 +4,7 @@ The app, the context meter, the compaction mark and ``commands`` call these func
 the behaviour so the shared modules only need a line each:
 
 - ``open_breakdown(app)``: pushes ``ContextBreakdownScreen`` (it computes in a thread worker).
-- ``run_compact(app, focus)``: ``/compact [focus]``; runs ``agent.compact(focus, emit, cancel)``
+- ``run_compact(app, focus)``: ``/compact [focus]``; runs ``session.compact(focus, emit, cancel)``
   through ``AgentRunner.start_job`` (refused while a turn runs, or when compaction is off).
 - ``open_inspector(app, tokens_before, tokens_after)``: pushes ``CompactionInspectorScreen`` on
   the session's journal, at the compaction with these token counts (the latest one by default).
@@ -12,9 +12,12 @@ the behaviour so the shared modules only need a line each:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.context.breakdown import CATEGORIES, ContextBreakdown, compute_breakdown
+
+if TYPE_CHECKING:
+    from .session_api import UISession
 
 
 def open_breakdown(app: Any) -> None:
@@ -25,10 +28,11 @@ def open_breakdown(app: Any) -> None:
         app.push_screen(ContextBreakdownScreen(app.session))
 
 
-def compaction_mode(session: Any) -> str:
+def compaction_mode(session: "UISession | None") -> str:
     """The ``[compaction] mode`` of ``session`` (auto when unknown)."""
-    settings = getattr(getattr(session, "settings", None), "compaction", None)
-    return str(getattr(settings, "mode", "auto") or "auto")
+    if session is None:
+        return "auto"
+    return str(session.settings.compaction.mode or "auto")
 
 
 async def run_compact(app: Any, focus: str) -> None:
@@ -48,15 +52,7 @@ async def run_compact(app: Any, focus: str) -> None:
     session = app.session
 
     def job(emit: Any, cancel: Any) -> None:
-        agent = session.agent
-        if agent is None:
-            raise RuntimeError("the session is not ready")
-        if not agent.history:
-            from agent.events import Notice
-
-            emit(Notice(message="Nothing to compact yet."))
-            return
-        agent.compact(focus or None, emit, cancel)
+        session.compact(focus or None, emit, cancel)
 
     if app.runner.start_job(job, name="compact"):
         from .widgets.status_bar import StatusBar
