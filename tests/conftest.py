@@ -26,3 +26,16 @@ def isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     yield home
+
+
+@pytest.fixture(autouse=True)
+def valid_requests():
+    """Fail a test in which the scripted provider received an invalid request (see
+    ``agent.providers.request_check``), even when the core caught the ``InvalidRequest``."""
+    from agent.providers import request_check
+
+    request_check.VIOLATIONS.clear()
+    yield
+    found = list(request_check.VIOLATIONS)
+    request_check.VIOLATIONS.clear()
+    assert not found, "the scripted provider received invalid requests:\n" + "\n".join(found)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from textual.driver import Driver
 
     from .event_handler import EventHandler
+    from .session_api import UISession
     from .widgets.stop_panel import StopPanel
 
 # Only what the first frame shows is imported above; the event handler, the conversation blocks
@@ -88,14 +89,14 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
 
     _last_input = 0.0  # monotonic seconds of the last key, click or paste
 
-    def __init__(self, session: Any = None, notices: list[str] | None = None, *,
+    def __init__(self, session: "UISession | None" = None, notices: list[str] | None = None, *,
                  start: Callable[[], tuple[Any, list[str]]] | None = None, theme_hint: Any = None,
                  watch_themes: bool = True, duration_format: Callable[[float], str] | None = None,
                  themes_dir: Path = THEMES_DIR, start_in_plan_mode: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if session is None and start is None:
             raise ValueError("OpenCLIApp needs a session or a start callable")
-        self.session = session
+        self.session: "UISession | None" = session
         self._start = start
         #: The one line to print when ``start`` failed (the app exits with return code 2).
         self.startup_error: str | None = None
@@ -115,7 +116,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         self._wanted_theme: str | None = None  # settled by the first _load_themes
         self._theme_toggled = False  # Ctrl+T was pressed (wins over the theme setting)
         self._first_frame_theme: str | None = None  # registered by the quick check, not yet validated
-        self._choose_first_theme(getattr(session.settings, "theme", None) if session is not None else theme_hint)
+        self._choose_first_theme(session.settings.theme if session is not None else theme_hint)
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -214,7 +215,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         if self.session is None:  # still opening (a fraction of a second): run it once open
             self._early_prompts.append(text)
             return
-        workspace = getattr(self.session, "workspace", None)
+        workspace = self.session.workspace
         if workspace is not None:
             from .prompt_history_store import append_history
 

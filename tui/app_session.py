@@ -58,7 +58,7 @@ class SessionLifecycleMixin:
         self.runner.session = message.session
         self.notices.extend(line for line in message.notices if line not in self.notices)
         self.main_screen.query_one(StatusBar).activity = ""
-        wanted = str(getattr(self.session.settings, "theme", "") or "")
+        wanted = str(self.session.settings.theme or "")
         if wanted and wanted != self.theme and wanted in self.available_themes and not self._theme_toggled:
             self.theme = wanted  # the validated settings disagree with the peek (rare)
         if self.plan_mode.active:  # toggled on while starting, or --plan: journal it
@@ -80,18 +80,18 @@ class SessionLifecycleMixin:
                                     sidebar=self.main_screen.query_one(Sidebar))
         status.model = self.session.model
         status.embedded = self.is_embedded
-        status.permission_mode = mode_text(getattr(self.session.settings, "permission_mode", "ask"))
-        if getattr(self.session, "plan_mode", False) and not self.plan_mode.active:  # a resumed session
+        status.permission_mode = mode_text(self.session.settings.permission_mode)
+        if self.session.plan_mode and not self.plan_mode.active:  # a resumed session
             self.plan_mode.set_active(True)
         status.mode = self.plan_mode.mode
-        workspace = getattr(self.session, "workspace", None)
+        workspace = self.session.workspace
         if workspace is not None:  # Up/Down reach prompts of earlier sessions of this project
             from .prompt_history_store import load_history
 
             history = self.main_screen.query_one(PromptInput).prompt_history
             history.entries[:0] = load_history(Path(workspace), history.limit)
             del history.entries[: -history.limit]
-        if getattr(self.session, "resumed", None) is not None:  # --continue / --resume ID
+        if self.session.resumed is not None:  # --continue / --resume ID
             from .session_commands import show_resumed_at_start
 
             # Draws the welcome block, the resumed conversation and the notices itself.
@@ -122,9 +122,8 @@ class SessionLifecycleMixin:
 
     def _startup_notices(self) -> list[str]:
         lines = list(self.notices)
-        extra = getattr(self.session, "startup_notices", None)
-        if callable(extra):
-            lines += [line for line in extra() if line not in lines]
+        if self.session is not None:
+            lines += [line for line in self.session.startup_notices() if line not in lines]
         if self.is_embedded and not any("small local model" in line.lower() for line in lines):
             lines.append(EMBEDDED_LINE)
         return lines
@@ -136,7 +135,7 @@ class SessionLifecycleMixin:
         status.model = self.session.model
         status.context_window = message.context_window
         status.prepared = True
-        self.main_screen.query_one(Sidebar).set_git(getattr(self.session, "git", None))
+        self.main_screen.query_one(Sidebar).set_git(self.session.git)
         from .session_commands import start_watching
 
         start_watching(self)  # external changes and git state refresh the sidebar

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
 
+    from .session_api import UISession
+
     # agent.events (pydantic models, ~100 ms to import) is imported where first used, after the
     # first paint, never at module level.
     from agent.events import ReasoningDelta, TextDelta, TurnFinished
@@ -110,7 +112,7 @@ class SessionOpened(Message):
     """The app's start worker opened the session (``tui/startup.open_session``): ``session`` (an
     ``AgentSession``) and ``notices`` (one line each, from loading the settings)."""
 
-    def __init__(self, session: Any, notices: list[str]) -> None:
+    def __init__(self, session: "UISession", notices: list[str]) -> None:
         super().__init__()
         self.session = session
         self.notices = notices
@@ -207,7 +209,7 @@ class AgentRunner:
     - ``cancel()`` sets the cancel event and denies a pending permission request.
     """
 
-    def __init__(self, app: "App", session: Any) -> None:
+    def __init__(self, app: "App", session: "UISession | None") -> None:
         self.app = app
         self.session = session
         self.cancel_event = threading.Event()
@@ -280,7 +282,7 @@ class AgentRunner:
                 self._ops_pending -= 1
                 if self._ops_pending == 0:
                     self._prepared.set()
-        self.app.post_message(SessionPrepared(getattr(self.session, "context_window", None), error))
+        self.app.post_message(SessionPrepared(self.session.context_window if self.session else None, error))
 
     # -- turns -------------------------------------------------------------------------------
     def start_turn(self, prompt: str, run: Callable[[Callable[[Any], None], threading.Event], Any] | None = None) -> bool:

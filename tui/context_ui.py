@@ -3,12 +3,8 @@
 The app, the context meter, the compaction mark and ``commands`` call these functions; they hold
 the behaviour so the shared modules only need a line each:
 
-- ``compute_breakdown(agent)``: tokens per category of what the model sees next (system
-  prompt, tool definitions, conversation, compaction summary, tool results, reasoning), counted
-  by ``agent.budget`` exactly as the request builder counts (the rows add up to the request's
-  local count). Pure and thread-safe (it copies the view); run in a worker.
 - ``open_breakdown(app)``: pushes ``ContextBreakdownScreen`` (it computes in a thread worker).
-- ``run_compact(app, focus)``: ``/compact [focus]``; runs ``agent.compact(focus, emit, cancel)``
+- ``run_compact(app, focus)``: ``/compact [focus]``; runs ``session.compact(focus, emit, cancel)``
   through ``AgentRunner.start_job`` (refused while a turn runs, or when compaction is off).
 - ``open_inspector(app, tokens_before, tokens_after)``: pushes ``CompactionInspectorScreen`` on
   the session's journal, at the compaction with these token counts (the latest one by default).
@@ -16,111 +12,12 @@ the behaviour so the shared modules only need a line each:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent.messages import AssistantMessage, ToolResultMessage, UserMessage
+from agent.context.breakdown import CATEGORIES, ContextBreakdown, compute_breakdown
 
-#: Category names of the breakdown, in display order.
-CATEGORIES = ("system prompt", "tool definitions", "conversation", "compaction summary", "tool results",
-              "reasoning")
-
-
-@dataclass
-class ContextBreakdown:
-    """Token counts of the next request, per category, as the request builder counts them.
-
-    Every figure is in tokens, counted by the agent's ``ContextBudget`` (the model's tokenizer
-    and margin, no reported usage), so the rows that are sent add up to
-    ``agent.budget.request_tokens(system_prompt, context_view(), _offered_schemas())``, which is
-    what ``agent.budget.estimate(...)`` gives before the provider reported any usage.
-
-    - ``rows``: ``(category, tokens, messages, note)`` in ``CATEGORIES`` order (``messages`` is
-      the number of records counted, 0 for the fixed parts).
-    - ``total``: the sum of the rows that are sent (reasoning counts only when it is sent back).
-    - ``window``: the context window (tokens) or None; ``margin``: the budget's multiplier for
-      this model's tokenizer (already inside every row); ``tokenizer``: what counted
-      (``cl100k_base``, ``o200k_base``, ``estimate`` or ``custom``); ``reported``: the prompt
-      tokens the provider last reported, or None (after a report the loop counts that figure
-      plus the local count of the messages appended since).
-    """
-
-    rows: list[tuple[str, int, int, str]] = field(default_factory=list)
-    total: int = 0
-    window: int | None = None
-    margin: float = 1.0
-    tokenizer: str = ""
-    reported: int | None = None
-
-    def tokens(self, category: str) -> int:
-        """Tokens of one category (0 when absent)."""
-        return next((row[1] for row in self.rows if row[0] == category), 0)
-
-
-def compute_breakdown(agent: Any, window: int | None = None) -> ContextBreakdown:
-    """The ``ContextBreakdown`` of ``agent``'s next request (see the class docstring).
-
-    Input: an ``Agent`` (``system_prompt``, ``budget``, ``context_view()``, ``_offered_schemas()``)
-    and the window in tokens. Each message counts ``agent.budget.message_tokens(message)``; the
-    system prompt and the tools split ``agent.budget.fixed_tokens`` (the reply-priming tokens go
-    with the system prompt). An assistant message is split without changing its total: its tool
-    calls (ids, names, sendable arguments: ``budget.text_tokens``) count as tool results, its
-    sent reasoning as reasoning, the rest (text and framing) as conversation. Reasoning that is
-    not sent back is shown (``budget.text_tokens``) but not added to ``total``. A user message
-    with ``origin == "summary"`` is the compaction summary. Thread-safe for a UI worker (the
-    budget's ``message_tokens``/``text_tokens``/``fixed_tokens`` only fill caches; the view is
-    copied).
-    """
-    budget = agent.budget
-    include_reasoning = bool(budget.include_reasoning)
-    schemas = agent._offered_schemas()
-    messages = list(agent.context_view())
-    system = budget.fixed_tokens(agent.system_prompt, None)
-    tools = budget.fixed_tokens(agent.system_prompt, schemas) - system
-    sums = {name: [0, 0] for name in CATEGORIES}
-
-    def add(name: str, tokens: int, count: int = 1) -> None:
-        sums[name][0] += tokens
-        sums[name][1] += count
-
-    for message in messages:
-        tokens = budget.message_tokens(message)
-        if isinstance(message, AssistantMessage):
-            calls = sum(budget.text_tokens("\n".join((c.id, c.name, c.sendable_arguments())))
-                        for c in message.tool_calls)
-            reasoning = budget.text_tokens(message.reasoning_content) if message.reasoning_content else 0
-            sent_reasoning = reasoning if include_reasoning else 0
-            # parts counted separately round up a little: never let them exceed the message
-            calls = min(calls, tokens)
-            sent_reasoning = min(sent_reasoning, tokens - calls)
-            add("conversation", tokens - calls - sent_reasoning)
-            if calls:
-                add("tool results", calls, 0)
-            if reasoning:
-                add("reasoning", sent_reasoning if include_reasoning else reasoning)
-        elif isinstance(message, ToolResultMessage):
-            add("tool results", tokens)
-        elif isinstance(message, UserMessage) and message.origin == "summary":
-            add("compaction summary", tokens)
-        else:
-            add("conversation", tokens)
-    notes = {
-        "system prompt": "with the reply priming",
-        "tool definitions": f"{len(schemas)} tools",
-        "conversation": "user and assistant text",
-        "tool results": "tool calls and their results",
-        "reasoning": "sent back to the provider" if include_reasoning else "kept in history, not sent",
-    }
-    rows = [("system prompt", system, 0, notes["system prompt"]),
-            ("tool definitions", tools, 0, notes["tool definitions"])]
-    for name in CATEGORIES[2:]:
-        tokens, count = sums[name]
-        if name == "compaction summary" and not count:
-            continue
-        rows.append((name, tokens, count, notes.get(name, "")))
-    total = sum(r[1] for r in rows if r[0] != "reasoning" or include_reasoning)
-    return ContextBreakdown(rows=rows, total=total, window=window, margin=float(budget.margin),
-                            tokenizer=budget.tokenizer, reported=budget.used_prompt_tokens)
+if TYPE_CHECKING:
+    from .session_api import UISession
 
 
 def open_breakdown(app: Any) -> None:
@@ -131,10 +28,11 @@ def open_breakdown(app: Any) -> None:
         app.push_screen(ContextBreakdownScreen(app.session))
 
 
-def compaction_mode(session: Any) -> str:
+def compaction_mode(session: "UISession | None") -> str:
     """The ``[compaction] mode`` of ``session`` (auto when unknown)."""
-    settings = getattr(getattr(session, "settings", None), "compaction", None)
-    return str(getattr(settings, "mode", "auto") or "auto")
+    if session is None:
+        return "auto"
+    return str(session.settings.compaction.mode or "auto")
 
 
 async def run_compact(app: Any, focus: str) -> None:
@@ -154,15 +52,7 @@ async def run_compact(app: Any, focus: str) -> None:
     session = app.session
 
     def job(emit: Any, cancel: Any) -> None:
-        agent = session.agent
-        if agent is None:
-            raise RuntimeError("the session is not ready")
-        if not agent.history:
-            from agent.events import Notice
-
-            emit(Notice(message="Nothing to compact yet."))
-            return
-        agent.compact(focus or None, emit, cancel)
+        session.compact(focus or None, emit, cancel)
 
     if app.runner.start_job(job, name="compact"):
         from .widgets.status_bar import StatusBar

@@ -161,9 +161,8 @@ class PlanModeController:
         session = self.app.session
         self.active = active
         self.sync_status()
-        record = getattr(session, "record_modes", None)
-        if record is not None and active != bool(getattr(session, "plan_mode", False)):
-            record(plan_mode=active)
+        if session is not None and active != session.plan_mode:
+            session.record_modes(plan_mode=active)
         if active:
             self.hide_hint()
 

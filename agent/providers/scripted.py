@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .base import ModelRequest, ProviderError, StreamDelta
+from .request_check import check_request
 
 CHUNK_CHARS = 4
 PLACEHOLDER_SUMMARY = "Summary placeholder: no summary reply was scripted."
@@ -106,10 +107,14 @@ class ScriptedProvider:
     def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
         """Yield the next scripted reply as deltas; raise ``ProviderError`` for error replies.
 
-        When the main list is exhausted, raises ``ProviderError("unknown", ...)`` saying so.
+        When the main list is exhausted, raises ``ProviderError("unknown", ...)`` saying so. A
+        request that fails ``request_check.check_request`` (unpaired tool calls, an orphan result,
+        an empty message, a conversation that starts with an assistant or tool message) raises
+        ``InvalidRequest``: the core built a bad request, or a test built a bad history.
         """
         with self._lock:
             self._record(request)
+            check_request(request.messages, request.purpose)
             queue = self._summary if request.purpose == "summary" else self._main
             if not queue:
                 if request.purpose == "summary":

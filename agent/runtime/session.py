@@ -27,6 +27,7 @@ from .plan_mode import PlanDelegation
 from .watching import SessionWatching
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
+    from ..context.breakdown import ContextBreakdown
     from ..events import Emit, TurnFinished
     from ..git_context import GitSnapshot
     from ..loop.agent import Agent
@@ -186,6 +187,27 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         self.prepare()
         assert self.agent is not None
         return self.plans.run_turn(self.agent, prompt, emit, cancel)
+
+    def compact(self, focus: str | None, emit: "Emit", cancel: threading.Event) -> None:
+        """Compact the context now (``/compact [focus]``, see ``Agent.compact``); a ``Notice`` says
+        when there is nothing to compact. Raises ``RuntimeError`` before ``prepare()``."""
+        if self.agent is None:
+            raise RuntimeError("the session is not ready")
+        if not self.agent.history:
+            from ..events import Notice
+
+            emit(Notice(message="Nothing to compact yet."))
+            return
+        self.agent.compact(focus or None, emit, cancel)
+
+    def context_breakdown(self) -> "ContextBreakdown | None":
+        """Tokens per category of the next request (``context.breakdown``), or None before
+        ``prepare()``. Thread-safe: the UI runs it in a worker."""
+        if self.agent is None:
+            return None
+        from ..context.breakdown import compute_breakdown
+
+        return compute_breakdown(self.agent, self.context_window)
 
     # ------------------------------------------------------------------------------ Plan mode
 

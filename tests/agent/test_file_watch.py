@@ -7,11 +7,10 @@ import time
 
 import pytest
 
-from agent.config.settings import Settings
 from agent.events import ReminderInjected, ToolCallFinished
 from agent.session.file_watch import FileWatcher, find_git_dir
-from agent.providers.scripted import ScriptedProvider
-from agent.runtime.build import build_session
+from tests import helpers
+from tests.helpers import Recorder as Rec
 
 
 class Calls:
@@ -71,19 +70,8 @@ def test_watcher_reports_a_read_file_change_once_and_git_index(tmp_path, polling
 
 
 def make_session(tmp_path, replies):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("x = 1\n")
-    (ws / "b.py").write_text("y = 1\n")
-    provider = ScriptedProvider(replies)
-    session = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="full-auto"), provider=provider,
-                            interactive=False)
-    return session, ws
-
-
-class Rec(list):
-    def __call__(self, event):
-        self.append(event)
+    session, _ = helpers.make_session(tmp_path, replies, files={"a.py": "x = 1\n", "b.py": "y = 1\n"})
+    return session, tmp_path / "ws"
 
 
 def test_external_change_gives_one_reminder_and_own_writes_none(tmp_path):

@@ -20,38 +20,15 @@ from agent.events import (
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
 from agent.session.journal import read_journal
-
-
-class Recorder:
-    """Collects emitted events; ``on`` lets a test react to an event type (e.g. cancel)."""
-
-    def __init__(self):
-        self.events = []
-        self.hooks = []
-
-    def __call__(self, event):
-        self.events.append(event)
-        for kind, fn in self.hooks:
-            if isinstance(event, kind):
-                fn(event)
-
-    def of(self, kind):
-        return [e for e in self.events if isinstance(e, kind)]
+from tests.helpers import Recorder, make_session
 
 
 def make(tmp_path: Path, replies, **settings):
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    (ws / "hello.py").write_text("print('hello')\n")
-    settings.setdefault("permission_mode", "full-auto")
-    provider = ScriptedProvider(replies)
-    session = build_session(ws, Settings(model="openai/gpt-4.1", **settings), provider=provider,
-                            interactive=False)
-    return session, provider
+    return make_session(tmp_path, replies, files={"hello.py": "print('hello')\n"}, **settings)
 
 
 def run(session, prompt="do it", cancel=None, rec=None):
-    rec = rec or Recorder()
+    rec = rec if rec is not None else Recorder()
     result = session.run_turn(prompt, rec, cancel or threading.Event())
     return result, rec
 

@@ -7,35 +7,20 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from agent.config.settings import CompactionSettings, Settings
+from agent.config.settings import CompactionSettings
 from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.context.repair import pairing_ok
 from agent.events import CompactionDone, Notice
-from agent.providers.scripted import ScriptedProvider
-from agent.runtime.build import build_session
 from agent.session.journal import read_journal
+from tests.helpers import Recorder, make_session
 
 TASK = "Task: migrate the config loader in src/config.py from YAML to TOML, keep .yml working."
 SUMMARY = "## Task\nmigrate\n## Progress\nread files\n## Decisions\n-\n## Errors\n-\n## Files\nf*.py\n## State\nreading"
 
 
-class Recorder(list):
-    def __call__(self, event):
-        self.append(event)
-
-    def of(self, kind):
-        return [e for e in self if isinstance(e, kind)]
-
-
 def make(tmp_path: Path, replies, *, window=4600, files=8, **compaction):
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    for i in range(files):
-        (ws / f"f{i}.py").write_text("".join(f"value_{i}_{k} = {k}\n" for k in range(40)))
-    provider = ScriptedProvider(replies)
-    session = build_session(ws, Settings(model="openai/gpt-4.1", context_window=window, permission_mode="full-auto"),
-                            provider=provider, interactive=False)
-    session.prepare()
+    texts = {f"f{i}.py": "".join(f"value_{i}_{k} = {k}\n" for k in range(40)) for i in range(files)}
+    session, provider = make_session(tmp_path, replies, files=texts, prepare=True, context_window=window)
     compaction.setdefault("keep_last_messages", 4)
     session.agent.config.compaction = CompactionSettings(**compaction)
     return session, provider

@@ -17,6 +17,7 @@ from agent.events import ToolCallFinished
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
 from agent.tools.base import Capability
+from tests import helpers
 
 GOOD_PLAN = {
     "title": "Rename the greeting",
@@ -84,13 +85,7 @@ def session_for(ws: Path, replies, model="openai/gpt-4.1", **settings):
     return session, provider
 
 
-class Recorder(list):
-    def __call__(self, event):
-        self.append(event)
-
-    def of(self, kind):
-        return [e for e in self if isinstance(e, kind)]
-
+class Recorder(helpers.Recorder):
     def results(self):
         """Tool results other than submit_plan's."""
         return [e for e in self.of(ToolCallFinished) if e.name != "submit_plan"]

@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from agent.config.settings import Settings
 from agent.events import Notice, PlanUpdated, ToolCallFinished, TurnFinished, TurnStarted
 from agent.plan.model import Plan, PlanError, PlanStep, normalize_path
 from agent.plan.prompts import execution_prompt
 from agent.plan.markdown import parse_markdown_plan
 from agent.session.resume import plan_from_journal
-from agent.providers.scripted import ScriptedProvider
-from agent.runtime.build import build_session
 from agent.session.journal import read_journal
 from tui.cli import build_parser, main
+from tests.helpers import Recorder, make_session
 
 
 def step(description, files=(), rationale="because", **kw):
@@ -36,22 +34,8 @@ PLAN_ARGS = {
 SUBMIT = {"tool_calls": [{"name": "submit_plan", "arguments": PLAN_ARGS, "id": "plan1"}]}
 
 
-class Recorder(list):
-    def __call__(self, event):
-        self.append(event)
-
-    def of(self, kind):
-        return [e for e in self if isinstance(e, kind)]
-
-
 def make(tmp_path: Path, replies, **settings):
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    (ws / "a.py").write_text("def hello():\n    return 'hello'\n")
-    settings.setdefault("permission_mode", "full-auto")
-    provider = ScriptedProvider(replies)
-    session = build_session(ws, Settings(model="openai/gpt-4.1", **settings), provider=provider, interactive=False)
-    return session, provider
+    return make_session(tmp_path, replies, files={"a.py": "def hello():\n    return 'hello'\n"}, **settings)
 
 
 def sample_plan(n=3) -> Plan:

@@ -19,6 +19,7 @@ from agent.session.resume import load_session
 from agent.runtime.build import build_session
 from agent.session.journal import read_journal
 from tui.cli import main
+from tests.helpers import Recorder
 
 PLAN = {
     "title": "Add a farewell",
@@ -27,14 +28,6 @@ PLAN = {
               {"description": "Document it", "files": ["README.md"], "rationale": "users read it"}],
 }
 SECOND_PLAN = {**PLAN, "title": "Add a greeting"}
-
-
-class Recorder(list):
-    def __call__(self, event):
-        self.append(event)
-
-    def of(self, kind):
-        return [e for e in self if isinstance(e, kind)]
 
 
 def git(repo: Path, *args: str) -> str:

@@ -33,14 +33,18 @@ def isolated_tui_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENCLI_DATA_DIR", str(tmp_path / "data"))
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """A small project folder with a README and a Python file."""
-    root = tmp_path / "demo-repo"
+def fill_demo_repo(root: Path) -> Path:
+    """Create ``root`` with a README and a Python file; returns ``root``."""
     root.mkdir()
     (root / "README.md").write_text("# Demo\n\nA tiny project used by the TUI tests.\n", encoding="utf-8")
     (root / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small project folder with a README and a Python file."""
+    return fill_demo_repo(tmp_path / "demo-repo")
 
 
 @pytest.fixture

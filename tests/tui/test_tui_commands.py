@@ -187,8 +187,17 @@ class _FakeEmbeddedSession:
         self.workspace = workspace
         self.context_window = 4096
         self.session_id = "s"
+        self.plan_mode = False
+        self.resumed = None
+        self.git = None
 
     def prepare(self) -> None:
+        pass
+
+    def startup_notices(self) -> list[str]:
+        return []
+
+    def record_modes(self, *, plan_mode: bool | None = None) -> None:
         pass
 
 

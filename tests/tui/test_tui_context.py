@@ -210,7 +210,7 @@ class TestBreakdown:
 
         from agent.context.context_budget import ContextBudget
         from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-        from tui.context_ui import compute_breakdown
+        from agent.context.breakdown import compute_breakdown
 
         view = [UserMessage(content="Summary of the earlier part", origin="summary"),
                 UserMessage(content=SUMMARY_HEADER + " but typed by the user"),

@@ -4,11 +4,16 @@ viewer, think blocks collapsed and expanded, the step-limit stop, and the sideba
 
 Pictures must not depend on time: spinners stand still (``animation_level = "none"``), tool
 durations use a frozen formatter, the cursor does not blink, and the workspace folder has a fixed
-name. Create or refresh the pictures with ``--snapshot-update`` and look at them before
+path (it is in the system prompt, so its length moves the token count in the status bar). Create or refresh the pictures with ``--snapshot-update`` and look at them before
 committing (``snapshot_report.html`` shows differences when a test fails).
 """
 
 from __future__ import annotations
+
+import fcntl
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +28,26 @@ from tui.widgets.conversation import Conversation
 from tui.widgets.prompt_input import PromptInput
 
 SIZE = (120, 36)
+
+
+@pytest.fixture
+def workspace():
+    """The demo project at one fixed path, ``<temp>/opencli-tui-snapshots/demo-repo``, not under
+    pytest's temp folder (its length depends on the user, the run number and the xdist worker).
+    A file lock gives the folder to one test at a time, across workers and concurrent runs."""
+    from .conftest import fill_demo_repo
+
+    root = Path(tempfile.gettempdir()) / "opencli-tui-snapshots"
+    root.mkdir(exist_ok=True)
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder = root / "demo-repo"
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            yield fill_demo_repo(folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture

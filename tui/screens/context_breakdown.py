@@ -1,14 +1,13 @@
 """The context breakdown: what fills the model's context window, per category.
 
-Opened from the context meter (click, or F2). The count (``tui.context_ui.compute_breakdown``,
-with the request builder's own ``agent.budget``; "~": a local count, not the provider's) runs in
-a thread worker, so a long history never blocks the UI; until it is done the screen reads
-"Measuring...". Esc, q or F2 closes it.
+Opened from the context meter (click, or F2). The count (``session.context_breakdown()``, with
+the request builder's own budget; "~": a local count, not the provider's) runs in a thread worker,
+so a long history never blocks the UI; until it is done the screen reads "Measuring...". Esc, q or F2 closes it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -21,6 +20,9 @@ from textual.worker import Worker, WorkerState
 
 from ..widgets.context_meter import meter_bar
 from ..widgets.token_count import format_tokens
+
+if TYPE_CHECKING:
+    from ..session_api import UISession
 
 
 class ContextBreakdownScreen(ModalScreen[None]):
@@ -42,7 +44,7 @@ class ContextBreakdownScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,f2", "close", "Close")]
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: "UISession") -> None:
         super().__init__()
         self.session = session
         self.breakdown = None
@@ -59,12 +61,7 @@ class ContextBreakdownScreen(ModalScreen[None]):
                         exit_on_error=False)
 
     def _compute(self) -> Any:
-        from ..context_ui import compute_breakdown
-
-        agent = getattr(self.session, "agent", None)
-        if agent is None:
-            return None
-        return compute_breakdown(agent, getattr(self.session, "context_window", None))
+        return self.session.context_breakdown()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "context-breakdown":
