@@ -85,6 +85,25 @@ def context_app(make_app, ui):
     return factory
 
 
+def write_journal(folder, records):
+    """Write ``records`` as a JSONL journal in ``folder`` and return its path."""
+    path = folder / "journal.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+async def open_inspector(app, ui, pilot, path):
+    """Open the compaction inspector on ``path`` once the app is ready, with the message list
+    focused and the cursor blink frozen; return the screen."""
+    app.query_one(PromptInput).cursor_blink = False
+    await ui.wait_prepared(pilot, app)
+    screen = CompactionInspectorScreen(path)
+    await app.push_screen(screen)
+    await ui.wait_for(pilot, lambda: screen.entries is not None, what="the journal")
+    screen.query_one("#ci-messages").focus()
+    return screen
+
+
 class TestContextSnapshots:
     def test_meter_warning_with_compaction_mark(self, context_app, ui, snap_compare) -> None:
         app = context_app()
@@ -101,16 +120,10 @@ class TestContextSnapshots:
 
     def test_compaction_inspector(self, context_app, ui, snap_compare, tmp_path) -> None:
         app = context_app()
-        path = tmp_path / "journal.jsonl"
-        path.write_text("\n".join(json.dumps(r) for r in journal_records()) + "\n", encoding="utf-8")
+        path = write_journal(tmp_path, journal_records())
 
         async def run_before(pilot) -> None:
-            app.query_one(PromptInput).cursor_blink = False
-            await ui.wait_prepared(pilot, app)
-            screen = CompactionInspectorScreen(path)
-            await app.push_screen(screen)
-            await ui.wait_for(pilot, lambda: screen.entries is not None, what="the journal")
-            screen.query_one("#ci-messages").focus()
+            screen = await open_inspector(app, ui, pilot, path)
             await pilot.press("down", "down", "down", "down")  # the pruned assistant message
             await pilot.pause()
             assert "reasoning:" in screen.original_text
@@ -119,16 +132,10 @@ class TestContextSnapshots:
 
     def test_compaction_inspector_stubbed_result(self, context_app, ui, snap_compare, tmp_path) -> None:
         app = context_app()
-        path = tmp_path / "journal.jsonl"
-        path.write_text("\n".join(json.dumps(r) for r in stub_journal_records()) + "\n", encoding="utf-8")
+        path = write_journal(tmp_path, stub_journal_records())
 
         async def run_before(pilot) -> None:
-            app.query_one(PromptInput).cursor_blink = False
-            await ui.wait_prepared(pilot, app)
-            screen = CompactionInspectorScreen(path)
-            await app.push_screen(screen)
-            await ui.wait_for(pilot, lambda: screen.entries is not None, what="the journal")
-            screen.query_one("#ci-messages").focus()
+            screen = await open_inspector(app, ui, pilot, path)
             await pilot.press("down")  # the stubbed test run
             await pilot.pause()
             assert "stubbed at compaction" in screen.replacement_text
