@@ -24,13 +24,12 @@ no user message is touched, so no two user messages become adjacent.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections import Counter
 from typing import Any, Callable, Collection, Sequence
 
 from ..messages import AssistantMessage, Message, ToolResultMessage
-from .pins import ledger_of, parse_test_command
+from .pins import FAIL_RE, ledger_of, looks_failed, parse_test_command
 from .records import is_dict_list, to_dicts, to_records
 
 #: Capabilities of the default tool names, ours and the aliases used in the handed cases.
@@ -52,21 +51,12 @@ DIFF_CAP = 600
 #: Most files whose final change is shown.
 MAX_DIFFS = 8
 
-_TEST_RE = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|go test|cargo test|npm (run )?test|"
-                      r"yarn test|pnpm test|make (test|check)|ctest|rspec|phpunit|gradle test|mvn test|dotnet test)\b")
-_FAIL_RE = re.compile(r"\bFAILED\b|\bFAIL\b|\b[1-9]\d* (failed|errors?)\b|Traceback \(most recent call last\)|"
-                      r"^\s*(Error|error|ERROR)\b|\w+Error:|exit code [1-9]|command not found", re.MULTILINE)
 _SUMMARY_LINE_RE = re.compile(r"\b\d+ (passed|failed|errors?|skipped)\b|\bOK\b|\bFAILED\b|^ok\s")
 
 
 def default_capability_of(name: str) -> str | None:
     """Capability of a tool by name from ``DEFAULT_CAPABILITIES`` (``None`` when unknown)."""
     return DEFAULT_CAPABILITIES.get(name)
-
-
-def looks_failed(text: str, is_error: bool = False) -> bool:
-    """Heuristic: does this tool output report a failure (test failures, a traceback, an error)?"""
-    return is_error or bool(_FAIL_RE.search(text or ""))
 
 
 def aggregate_developer_loops(messages: Sequence[Any], *, min_steps: int = 5,
@@ -193,7 +183,7 @@ def _outcome_line(text: str) -> str:
 def _error_line(text: str) -> str:
     """The first line of an output that shows the failure."""
     for line in (text or "").splitlines():
-        if _FAIL_RE.search(line):
+        if FAIL_RE.search(line):
             return _one_line(line)
     return _one_line(text or "(error)")
 

@@ -54,10 +54,11 @@ _RUNNERS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _FILTER_OPTIONS = {"-k", "-m", "-t", "--testNamePattern", "-run", "--run", "--test", "--grep", "-g"}
 #: Options that take a value which is not a selection (skip the value).
 _VALUED_OPTIONS = {"-p", "-c", "-o", "--rootdir", "--maxfail", "-n", "--tb", "--durations", "-W",
-                   "--timeout", "--cov", "--junitxml", "--basetemp", "-x"}
+                   "--timeout", "--cov", "--junitxml", "--basetemp"}
 _COUNT_RE = re.compile(r"\b(\d+) (passed|failed|errors?|error|skipped|xfailed|xpassed|deselected)\b")
-_FAIL_RE = re.compile(r"\bFAILED\b|\bFAIL\b|\b[1-9]\d* (?:failed|errors?)\b|Traceback \(most recent call last\)|"
-                      r"^\s*(?:Error|ERROR)\b|\w+Error:|exit code [1-9]|command not found", re.MULTILINE)
+#: Lines that report a failure (test failures, a traceback, an error); ``looks_failed`` uses it.
+FAIL_RE = re.compile(r"\bFAILED\b|\bFAIL\b|\b[1-9]\d* (?:failed|errors?)\b|Traceback \(most recent call last\)|"
+                     r"^\s*(?:Error|error|ERROR)\b|\w+Error:|exit code [1-9]|command not found", re.MULTILINE)
 
 
 def cap_middle(text: str, cap: int) -> str:
@@ -74,7 +75,7 @@ def cap_middle(text: str, cap: int) -> str:
 
 def looks_failed(text: str, is_error: bool = False) -> bool:
     """Heuristic: does this tool output report a failure (test failures, a traceback, an error)?"""
-    return is_error or bool(_FAIL_RE.search(text or ""))
+    return is_error or bool(FAIL_RE.search(text or ""))
 
 
 # ----------------------------------------------------------------------------------- test runs
@@ -144,7 +145,7 @@ def parse_test_command(command: str) -> TestTarget | None:
                         filters.add(f"{name} {value}")
                     else:
                         skip_next = name
-                elif name in _VALUED_OPTIONS and not value and name not in ("-x",):
+                elif name in _VALUED_OPTIONS and not value:
                     skip_next = name
                 continue
             if runner in ("npm test", "make test", "gradle test", "mvn test", "dotnet test", "tox", "nox"):

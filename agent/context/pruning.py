@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ..messages import AssistantMessage, Message
+from ..messages import AssistantMessage
 
 #: Text left in an assistant message whose whole text was reasoning (never an empty message).
 REASONING_PLACEHOLDER = "(earlier reasoning omitted)"

@@ -259,24 +259,24 @@ class Agent(ToolCallsMixin):
         minus reserved output, as the budget counts) is never sent: the compactor makes room
         first, and when it cannot, a ``context_window`` ``ProviderError`` is raised instead."""
         limit = self.compactor.request_limit()
-        if limit is not None and self.compactor.request_tokens() > limit:
+        window = self.context_window()
+        estimate = self.budget.estimate(self.system_prompt, self.context_view(), self._offered_schemas())
+        if limit is not None and estimate.tokens > limit:
             mode = self.config.compaction.mode
-            if mode != "auto" or not self.compactor.make_room(emit, cancel):
-                tokens = self.compactor.request_tokens()
-                window = self.context_window()
+            made_room = mode == "auto" and self.compactor.make_room(emit, cancel)
+            estimate = self.budget.estimate(self.system_prompt, self.context_view(), self._offered_schemas())
+            if not made_room:
                 if window:  # the meter shows the size that was refused, not the last one sent
-                    emit(ContextUsage(used_tokens=tokens, window_tokens=window, approximate=True))
+                    emit(ContextUsage(used_tokens=estimate.tokens, window_tokens=window, approximate=True))
                 what = (f"compaction is {mode}: /compact makes room, or --compaction auto" if mode != "auto"
                         else "even after compaction; start a new session (/clear) or use a model with a larger window")
                 raise RequestTooLarge(
-                    f"the request holds {tokens} tokens, over the limit of {limit} (the context window minus the "
-                    f"tokens reserved for the reply); it was not sent: {what}")
+                    f"the request holds {estimate.tokens} tokens, over the limit of {limit} (the context window minus "
+                    f"the tokens reserved for the reply); it was not sent: {what}")
         request = self.build_request()
         self._sent_view = self.context_view()
         self._sent_count = len(self._sent_view)
         self.compactor.note_request()
-        window = self.context_window()
-        estimate = self.budget.estimate(self.system_prompt, self._sent_view, request.tools)
         if window:
             emit(ContextUsage(used_tokens=estimate.tokens, window_tokens=window, approximate=estimate.approximate))
 

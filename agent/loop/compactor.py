@@ -146,7 +146,7 @@ class Compactor:
         if tokens < min(settings.threshold * window, limit):
             return None
         over_limit = tokens > limit
-        recent = self.requests_since is not None and self.requests_since < settings.min_steps_between
+        recent = self._recent()
         if recent and not over_limit:
             return None
         if not over_limit and self._failed_at is not None and tokens < self._failed_at + RETRY_GROWTH * window:
@@ -155,15 +155,20 @@ class Compactor:
         self._failed_at = None if done is not None else tokens
         return done
 
+    def _recent(self) -> bool:
+        """Whether the last compaction was fewer than ``min_steps_between`` model calls ago."""
+        return self.requests_since is not None and self.requests_since < self.agent.config.compaction.min_steps_between
+
     def make_room(self, emit: Emit, cancel: threading.Event) -> bool:
-        """Bring the next request under ``request_limit()``: compact (any mode), then rewrite the
-        view without a summary, stubbing the largest tool results. Returns whether it fits."""
+        """Bring the next request under ``request_limit()`` (the loop calls it in ``auto`` mode):
+        compact, with the digest if the summary call fails, then rewrite the view without a
+        summary, stubbing the largest tool results. Returns whether it fits."""
         limit = self.request_limit()
         if limit is None or self.request_tokens() <= limit:
             return True
         if cancel.is_set():
             return False
-        recent = self.requests_since is not None and self.requests_since < self.agent.config.compaction.min_steps_between
+        recent = self._recent()
         # a summary call that failed at this safe point is not tried again: the digest stands in
         self.compact(None, emit, cancel, thrash=recent, min_saving=0.0, keep_last=2, fallback_digest=True,
                      digest_only=self._summary_failed_here)

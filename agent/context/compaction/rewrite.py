@@ -37,7 +37,7 @@ from typing import Any, Callable, Collection, Sequence
 
 from ...messages import Message, SystemMessage, ToolResultMessage, UserMessage
 from ..aggregation import DEFAULT_DEVELOPER_CAPABILITIES, aggregate_developer_loops, default_capability_of
-from ..budget import chars_to_tokens, message_tokens
+from ..budget import count_text_tokens, message_tokens
 from ..pins import Pins, collect_pins
 from ..pruning import prune_reasoning
 from ..records import is_dict_list, to_dicts, to_records
@@ -117,7 +117,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     alone and stub nothing) with ``tail_fraction`` (the kept tail's share) and
     ``target_fraction`` (what the whole request should fit in afterwards);
     ``summary_budget_tokens`` caps the summary call's request (default: the window), counted
-    with ``count_text`` (tokens of a text; default a local estimate). ``fallback_digest``: when
+    with ``count_text`` (tokens of a text; default the budget's ``count_text_tokens``). ``fallback_digest``: when
     the summary call fails or returns nothing, use ``digest_summary`` (a list of the older steps
     built by code) instead of giving up (the hard limit needs room whatever the summariser does).
     ``pins``: the items pinned by code, computed from the whole conversation by the caller
@@ -126,7 +126,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
     already). Never raises.
     """
     count = count or message_tokens
-    count_text = count_text or (lambda text: chars_to_tokens(len(text)))
+    count_text = count_text or count_text_tokens
     as_dicts = is_dict_list(messages)
     records = to_records(messages) if as_dicts else list(messages)
     systems = [m for m in records if isinstance(m, SystemMessage)]
@@ -188,10 +188,10 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
             old, kept = body[:split], body[split:]
             kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full, large)
             fits = view_tokens(kept, count) <= stub_limit
-            if fits and any(not isinstance(m, UserMessage) for m in old):
+            if fits and _has_steps(old):
                 break
         else:
-            if not any(not isinstance(m, UserMessage) for m in old):  # keep the last step only
+            if not _has_steps(old):  # keep the last step only
                 split = split_by_tokens(body, 0, 0, count)
                 old, kept = body[:split], body[split:]
                 kept, stubbed = stub_to_fit(kept, stub_limit, count, save_full, large)
@@ -199,7 +199,7 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
         split = split_point(body, keep_last)
         old, kept = body[:split], body[split:]
 
-    has_old = any(not isinstance(m, UserMessage) for m in old)
+    has_old = _has_steps(old)
     plan_pinned = bool(pins.plan_markdown and pins.plan_markdown.strip())
     if summarize is None or not has_old:
         if summarize is not None and old:  # only user messages would be summarised: keep them
@@ -256,6 +256,11 @@ def compact(messages: Sequence[Any], *, summarize: Callable[[list[dict[str, Any]
                    unchanged=unchanged)
 
 
+def _has_steps(messages: Sequence[Message]) -> bool:
+    """Whether ``messages`` hold anything but user messages (a step to summarise)."""
+    return any(not isinstance(m, UserMessage) for m in messages)
+
+
 def _result(messages: Sequence[Any], records: list[Message], new_records: list[Message], as_dicts: bool,
             tokens_before: int, tokens_after: int, min_saving: float, *, summary: str,
             summary_message: UserMessage | None, old: list[Message], kept: list[Message], pruned: list[str],
@@ -274,7 +279,7 @@ def _result(messages: Sequence[Any], records: list[Message], new_records: list[M
         view: list[Any] = [origin[id(m)] if id(m) in origin else to_dicts([m])[0] for m in new_records]
     else:
         view = new_records
-    what = "summarised the older part" if summary_message is not None else "rewrote the view without a summary"
+    what = "summarised the older part" if old else "rewrote the view without a summary"
     return CompactionResult(
         view=view, summary=summary, summary_message=summary_message, tokens_before=tokens_before,
         tokens_after=tokens_after, summarized_ids=[m.id for m in old],

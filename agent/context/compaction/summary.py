@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ...messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from ..budget import chars_to_tokens
+from ..budget import count_text_tokens
 from ..pins import cap_middle
 
 SUMMARY_HEADER = "[Context summary: the earlier part of this conversation was compacted; the originals are in the session journal.]"
@@ -59,9 +59,9 @@ def summary_request(old: Sequence[Message], focus: str | None = None, *, budget_
     """The messages of the summarisation call (OpenAI dicts): instructions, then the transcript.
 
     ``budget_tokens``: the most tokens the request may hold, counted with ``count_text`` (the
-    agent's budget; default a local estimate): the per-message cap shrinks, then the whole
+    agent's budget; default ``budget.count_text_tokens``): the per-message cap shrinks, then the whole
     transcript is middle-cut, until it fits (a reserve is kept for the reply)."""
-    count_text = count_text or (lambda text: chars_to_tokens(len(text)))
+    count_text = count_text or count_text_tokens
     system = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
         system += f"\nThe user asked the summary to focus on: {focus.strip()}"
