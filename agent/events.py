@@ -56,16 +56,45 @@ class StepStarted(_Event):
     step: int
 
 
+#: What the body of a call shows: the tool's ``output``; the ``diff`` of a file change; a
+#: ``thought`` (drawn like reasoning); a ``plan`` (the plan tools: the sidebar shows the steps).
+ToolBody = Literal["output", "diff", "thought", "plan"]
+
+
+class ToolView(BaseModel):
+    """How one tool call is shown.
+
+    - ``title``: the header's label (the tool's name unless the tool says otherwise).
+    - ``summary``: one line about this call (the command, the path, "step 2 → done"), not cut to a
+      width: the UI cuts it where it has room.
+    - ``body``: the kind of the body (``ToolBody``).
+    - ``command``: the shell command line the call runs (exec tools), shown as ``$ command``.
+    - ``path``: the workspace-relative file the call changes (file-changing tools), as given.
+    - ``text``: the text of a ``thought`` body.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    summary: str = ""
+    body: ToolBody = "output"
+    command: str | None = None
+    path: str | None = None
+    text: str | None = None
+
+
 class ToolCallStarted(_Event):
     """The loop is about to handle one tool call.
 
-    ``arguments`` is the decoded JSON object, or the raw string when it was not valid JSON.
+    ``arguments`` is the decoded JSON object, or the raw string when it was not valid JSON;
+    ``view`` how the call is shown, described by its tool (None when nobody described it).
     """
 
     type: Literal["tool_call_started"] = "tool_call_started"
     id: str
     name: str
     arguments: Any = None
+    view: ToolView | None = None
 
 
 #: How a tool call ended: ``ok``; ``error`` (the tool failed, or the call was refused or
@@ -301,7 +330,11 @@ class PermissionDecision(BaseModel):
 
 
 class PermissionRequest(_Event):
-    """UI-only: the loop waits on ``reply`` for the user's decision about one tool call."""
+    """UI-only: the loop waits on ``reply`` for the user's decision about one tool call.
+
+    ``preview`` is the tool's one-line preview; ``view`` how the call is shown; ``diff`` the
+    unified diff a file change would make (computed by the tool without writing), else None.
+    """
 
     type: Literal["permission_request"] = "permission_request"
     call_id: str
@@ -309,6 +342,8 @@ class PermissionRequest(_Event):
     arguments: Any = None
     capability: str = ""
     preview: str = ""
+    view: ToolView | None = None
+    diff: str | None = None
     reply: Future = Field(default_factory=Future, exclude=True, repr=False)
 
 

@@ -21,7 +21,7 @@ would point every call at another repository. So each call here is one ``git`` p
 ``git_snapshot`` never raises: outside a repository it returns ``is_repo=False`` (``error`` is set
 only when something other than "not a repository" went wrong: git missing, a timeout, an unsafe
 repository owner). Repositories with no commits, detached HEADs, linked worktrees, submodules and
-non-UTF-8 names all produce a complete snapshot (cases C10, C12, C13, C14).
+non-UTF-8 names all produce a complete snapshot.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class GitSnapshot(BaseModel):
     error: str | None = None
 
 
-class _GitError(Exception):
+class GitUnavailable(Exception):
     """A git call that could not run or did not finish in time (message in one line)."""
 
 
@@ -95,7 +95,7 @@ def clean_text(data: bytes | str) -> str:
     return _UNSAFE_RE.sub("\ufffd", text)
 
 
-def _git_env() -> dict[str, str]:
+def git_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _RELOCATING_ENV}
     env.update({"LC_ALL": "C", "LANGUAGE": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0",
                 "GIT_PAGER": "cat", "PAGER": "cat", "GIT_ADVICE": "0"})
@@ -105,14 +105,14 @@ def _git_env() -> dict[str, str]:
 def run_bounded(argv: list[str], cwd: Path, *, deadline: float, max_bytes: int,
                 env: dict[str, str] | None = None) -> BoundedResult:
     """``agent.process.run_bounded`` (stdout capped at ``max_bytes``, killed at ``deadline``),
-    raising ``_GitError`` with a one-line reason when the program cannot be started."""
+    raising ``GitUnavailable`` with a one-line reason when the program cannot be started."""
     try:
         return _run_bounded(argv, cwd, deadline=deadline, max_bytes=max_bytes, env=env)
     except FileNotFoundError as exc:
         missing = "git is not installed" if exc.filename == argv[0] else f"folder not found: {cwd}"
-        raise _GitError(missing) from None
+        raise GitUnavailable(missing) from None
     except OSError as exc:
-        raise _GitError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        raise GitUnavailable(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 
 
 # The snapshot keeps its own bounded git CLI instead of gitpython: see the module docstring
@@ -124,16 +124,16 @@ class _Git:
         self.cwd = cwd
         self.deadline = deadline
         self.timeout_s = timeout_s
-        self.env = _git_env()
+        self.env = git_env()
 
     def run(self, *args: str, max_bytes: int = _SMALL_OUTPUT_CAP) -> BoundedResult:
-        """Run ``git ARGS``; raises ``_GitError`` when it cannot start or runs out of time."""
+        """Run ``git ARGS``; raises ``GitUnavailable`` when it cannot start or runs out of time."""
         if time.monotonic() >= self.deadline:
-            raise _GitError(f"git did not answer within {self.timeout_s:g} s")
+            raise GitUnavailable(f"git did not answer within {self.timeout_s:g} s")
         argv = ["git", "--no-pager", "-c", "color.ui=false", *args]
         result = run_bounded(argv, self.cwd, deadline=self.deadline, max_bytes=max_bytes, env=self.env)
         if result.timed_out and not result.stdout:
-            raise _GitError(f"git {args[0]} did not answer within {self.timeout_s:g} s")
+            raise GitUnavailable(f"git {args[0]} did not answer within {self.timeout_s:g} s")
         return result
 
     def line(self, *args: str) -> str | None:
@@ -159,7 +159,7 @@ def git_snapshot(cwd: Path | str, *, timeout_s: float = 5.0, status_cap_chars: i
     git = _Git(folder, deadline, timeout_s)
     try:
         top = git.run("rev-parse", "--show-toplevel")
-    except _GitError as exc:
+    except GitUnavailable as exc:
         return GitSnapshot(error=clean_text(str(exc)))
     if top.timed_out:
         return GitSnapshot(error=f"git rev-parse did not answer within {timeout_s:g} s")
@@ -176,7 +176,7 @@ def git_snapshot(cwd: Path | str, *, timeout_s: float = 5.0, status_cap_chars: i
                        ("default branch", _default_branch_facts), ("status", _status_facts)):
         try:
             part(git, facts, status_cap_chars)
-        except _GitError as exc:
+        except GitUnavailable as exc:
             errors.append(f"{name}: {exc}")
     if errors:
         facts["error"] = clean_text("; ".join(errors))
@@ -208,7 +208,7 @@ def _commit_facts(git: _Git, facts: dict, _cap: int) -> None:
         return
     result = git.run("log", f"-n{RECENT_COMMITS}", "--no-color", "--no-show-signature", "--format=%h%x00%s")
     if result.returncode != 0:
-        raise _GitError(_one_line(clean_text(result.stderr)) or "git log failed")
+        raise GitUnavailable(_one_line(clean_text(result.stderr)) or "git log failed")
     commits = []
     for raw in result.stdout.splitlines():
         sha, _, subject = raw.partition(b"\x00")
@@ -244,44 +244,10 @@ def _status_facts(git: _Git, facts: dict, cap_chars: int) -> None:
     result = git.run("status", "--short", "--untracked-files=normal", max_bytes=max(2 * cap_chars, 256))
     stopped = result.cut or result.timed_out
     if result.returncode != 0 and not stopped:
-        raise _GitError(_one_line(clean_text(result.stderr)) or "git status failed")
+        raise GitUnavailable(_one_line(clean_text(result.stderr)) or "git status failed")
     facts["status"] = cap_status(result.stdout, cap_chars, complete=not stopped)
     if result.timed_out:
-        raise _GitError(f"git status did not finish within {git.timeout_s:g} s; the listing is partial")
-
-
-def dirty_paths(cwd: Path | str, *, timeout_s: float = 2.0, max_bytes: int = 256 * 1024) -> set[str] | None:
-    """Paths (relative to the repository root, ``/``-separated) that ``git status`` lists as
-    changed, staged, deleted or untracked (every untracked file, not folders), for the list of
-    files a session changed. ``None`` outside a repository or when git fails or runs out of
-    ``timeout_s`` seconds; a listing cut at ``max_bytes`` bytes gives the paths read so far."""
-    folder = Path(cwd)
-    if not folder.is_dir():
-        return None
-    git = _Git(folder, time.monotonic() + timeout_s, timeout_s)
-    try:
-        top = git.run("rev-parse", "--show-toplevel")
-        if top.returncode != 0 or top.timed_out:
-            return None
-        git.cwd = Path(os.fsdecode(top.stdout.rstrip(b"\n")))
-        result = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", max_bytes=max_bytes)
-    except _GitError:
-        return None
-    if result.returncode not in (0, None) and not result.stdout:
-        return None
-    paths: set[str] = set()
-    entries = result.stdout.split(b"\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        status, path = entry[:2], entry[3:]
-        paths.add(os.fsdecode(path))
-        if status[:1] in (b"R", b"C"):
-            i += 1  # the source path of a rename or copy follows
-    return paths
+        raise GitUnavailable(f"git status did not finish within {git.timeout_s:g} s; the listing is partial")
 
 
 def cap_status(raw: bytes, cap_chars: int, *, complete: bool) -> str:

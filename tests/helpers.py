@@ -56,3 +56,12 @@ def make_session(tmp_path: Path, replies: list[dict[str, Any]], *, files: dict[s
     if prepare:
         session.prepare()
     return session, provider
+
+
+def tool_call_started(call_id: str, name: str, arguments: Any = None):
+    """A ``ToolCallStarted`` as the loop emits it: with the view the tool describes (every
+    standard tool and the plan tools; an unknown name gets the generic view)."""
+    from agent.events import ToolCallStarted
+    from agent.runtime.tool_views import describe_call
+
+    return ToolCallStarted(id=call_id, name=name, arguments=arguments, view=describe_call(name, arguments))

@@ -81,6 +81,10 @@ class SessionLifecycleMixin:
         status.model = self.session.model
         status.embedded = self.is_embedded
         status.permission_mode = mode_text(self.session.settings.permission_mode)
+        from .widgets.context_meter import ContextMeter
+
+        for meter in status.query(ContextMeter):
+            meter.load_settings(self.session.settings.compaction)
         if self.session.plan_mode and not self.plan_mode.active:  # a resumed session
             self.plan_mode.set_active(True)
         status.mode = self.plan_mode.mode
@@ -139,8 +143,27 @@ class SessionLifecycleMixin:
         from .session_commands import start_watching
 
         start_watching(self)  # external changes and git state refresh the sidebar
+        self.refresh_changed_files()
         if message.error:
             self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
+
+    def refresh_changed_files(self) -> None:
+        """Ask git (in a thread worker; a newer request replaces a running one) which files
+        changed, and show them in the sidebar's Changed files."""
+        session = self.session
+        if session is None or not session.is_prepared or self.closing:
+            return
+
+        def ask_git() -> None:
+            changes = session.changed_files()
+            if changes is not None and not self.closing:
+                self.call_from_thread(self._show_git_changes, changes)
+
+        self.run_worker(ask_git, thread=True, exclusive=True, group="changed-files", exit_on_error=False)
+
+    def _show_git_changes(self, changes: object) -> None:
+        if not self.closing:
+            self.main_screen.query_one(Sidebar).set_git_changes(changes)
 
     # -- commands used by commands.py ---------------------------------------------------------
     async def new_conversation(self) -> None:

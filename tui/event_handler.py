@@ -28,7 +28,6 @@ from .widgets.tool_block import ToolBlock
 #: Stop reasons shown as a ``StopPanel`` (the turn may go on) rather than a one-line stop.
 CONTINUABLE_STOPS = ("max_turns", "stuck")
 #: Tools whose successful results list a changed file in the sidebar.
-FILE_CHANGING_TOOLS = ("write", "edit")
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -189,10 +188,11 @@ class EventHandler:
     async def _on_tool_started(self, event: ToolCallStarted) -> None:
         await self.end_streams()
         block: ToolBlock | ThinkBlock
-        if event.name == "think":
-            block = ThinkBlock(event.id, event.arguments)
+        view = event.view
+        if view is not None and view.body == "thought":
+            block = ThinkBlock(event.id, view.text or "")
         else:
-            block = ToolBlock(event.id, event.name, event.arguments, duration_format=self.duration_format)
+            block = ToolBlock(event.id, event.name, event.arguments, view=view, duration_format=self.duration_format)
         self.tools[event.id] = block
         self.last_tool = block
         await self.conversation.add(block)
@@ -200,16 +200,16 @@ class EventHandler:
     async def _on_tool_finished(self, event: ToolCallFinished) -> None:
         block = self.tools.pop(event.id, None)
         if block is None:  # a result without a visible start: show it anyway
-            block = (ThinkBlock(event.id) if event.name == "think"
-                     else ToolBlock(event.id, event.name, None, duration_format=self.duration_format))
+            block = ToolBlock(event.id, event.name, None, duration_format=self.duration_format)
             self.last_tool = block
             await self.conversation.add(block)
         block.finish(event.output, event.result)
-        if (self.sidebar is not None and event.name in FILE_CHANGING_TOOLS and event.diff
-                and not event.is_error and isinstance(block, ToolBlock)):
-            path = block.arguments.get("path") if isinstance(block.arguments, dict) else None
-            if isinstance(path, str) and path:
-                self.sidebar.record_change(path, *diff_stats(event.diff))
+        if (self.sidebar is not None and isinstance(block, ToolBlock) and block.view.path
+                and event.diff and not event.is_error):
+            self.sidebar.record_change(block.view.path, *diff_stats(event.diff))
+        refresh = getattr(self.app, "refresh_changed_files", None)
+        if refresh is not None and self.sidebar is not None:  # a command may have changed files too
+            refresh()
 
     async def _on_notice(self, event: Notice) -> None:
         await self.conversation.add(NoticeBlock(event.message))
@@ -286,7 +286,8 @@ class EventHandler:
             return
         from .screens.permission import PermissionScreen  # first use only: keeps start-up light
 
-        screen = PermissionScreen(event.tool_name, event.arguments, event.capability, event.preview)
+        screen = PermissionScreen(event.tool_name, event.arguments, event.capability, event.preview,
+                                  view=event.view, diff=event.diff)
         # Close the prompt if the loop stops waiting (turn cancelled) before the user answers.
         reply.add_done_callback(lambda _future: screen.withdraw())
         await self.app.push_screen(screen, resolve)

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from agent.git_context import GitSnapshot
     from agent.plan.controller import PlanResult
     from agent.plan.model import Plan
+    from agent.providers.base import Provider
+    from agent.runtime.agent_builder import WorkspaceChanges
+    from agent.events import ToolView
     from agent.session.journal import SessionJournal
     from agent.session.resume import LoadedSession
 
@@ -27,6 +30,7 @@ class UISession(Protocol):
 
     workspace: Path
     settings: Settings
+    provider: Provider
     model: str
     session_id: str
     resumed: LoadedSession | None
@@ -41,6 +45,8 @@ class UISession(Protocol):
     def journal(self) -> SessionJournal: ...
     @property
     def plan(self) -> Plan | None: ...
+    @property
+    def is_prepared(self) -> bool: ...
     def startup_notices(self) -> list[str]: ...
 
     # lifecycle
@@ -54,6 +60,8 @@ class UISession(Protocol):
     def compact(self, focus: str | None, emit: Emit, cancel: threading.Event) -> None: ...
     def context_breakdown(self) -> ContextBreakdown | None: ...
     def undo(self) -> list[str]: ...
+    def tool_view(self, name: str, arguments: object) -> ToolView: ...
+    def changed_files(self) -> WorkspaceChanges | None: ...
 
     # Plan mode
     def plan_turn(self, task: str, emit: Emit, cancel: threading.Event) -> PlanResult: ...
@@ -65,6 +73,7 @@ class UISession(Protocol):
     def record_modes(self, *, plan_mode: bool | None = None) -> None: ...
     def start_watching(self, on_files_changed: Callable[[list[str]], None] | None = None,
                        on_git_changed: Callable[[], None] | None = None) -> None: ...
+    def stop_watching(self) -> None: ...
 
 
 __all__ = ["UISession"]

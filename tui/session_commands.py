@@ -34,6 +34,11 @@ from agent.events import ReasoningDelta, ReminderInjected, TextDelta, ToolCallFi
 
 if TYPE_CHECKING:
     from .app import OpenCLIApp
+    from agent.messages import ToolResultMessage
+    from agent.session.resume import LoadedSession
+
+    from .event_handler import EventHandler
+    from .session_api import UISession
 
 #: The order the permission-mode key cycles through.
 MODE_CYCLE = [PermissionMode.ASK, PermissionMode.AUTO_EDIT, PermissionMode.FULL_AUTO, PermissionMode.READ_ONLY]
@@ -43,12 +48,14 @@ MAX_REBUILT_MESSAGES = 400
 
 class WatchEvent(Message):
     """Posted from the watcher thread: ``paths`` changed on disk (files the agent read) and/or a
-    fresh ``git`` snapshot for the sidebar (None when not taken)."""
+    fresh ``git`` snapshot and ``changes`` (``WorkspaceChanges``) for the sidebar (None when not
+    taken)."""
 
-    def __init__(self, paths: list[str] | None = None, git: Any = None) -> None:
+    def __init__(self, paths: list[str] | None = None, git: Any = None, changes: Any = None) -> None:
         super().__init__()
         self.paths = list(paths or [])
         self.git = git
+        self.changes = changes
 
 
 # ------------------------------------------------------------------------------ permission mode
@@ -66,15 +73,8 @@ def cycle_permission_mode(app: "OpenCLIApp") -> PermissionMode:
     from .widgets.status_bar import StatusBar
 
     session = app.session
-    mode = next_mode(getattr(session.settings, "permission_mode", PermissionMode.ASK))
-    setter = getattr(session, "set_permission_mode", None)
-    if callable(setter):
-        setter(mode)
-    else:  # a session object without the helper (tests' fakes)
-        session.settings.permission_mode = mode
-        agent = getattr(session, "agent", None)
-        if agent is not None:
-            agent.config.permission_mode = mode
+    mode = next_mode(session.settings.permission_mode)
+    session.set_permission_mode(mode)
     app.main_screen.query_one(StatusBar).permission_mode = mode.value
     app.notify(f"Permission mode: {mode.value}", timeout=3)
     return mode
@@ -127,7 +127,7 @@ def open_picker(app: "OpenCLIApp") -> None:
 
     from .screens.session_picker import SessionPickerScreen
 
-    current = getattr(app.session, "session_id", None)
+    current = app.session.session_id
     infos = [i for i in list_sessions(app.session.workspace) if i.id != current]
 
     async def chosen(session_id: str | None) -> None:
@@ -164,8 +164,7 @@ async def show_resumed_at_start(app: "OpenCLIApp") -> None:
     from .widgets.blocks import NoticeBlock
     from .widgets.conversation import Conversation
 
-    resumed = getattr(app.session, "resumed", None)
-    if resumed is None:
+    if app.session.resumed is None:
         return
     await rebuild_conversation(app)
     conversation = app.main_screen.query_one(Conversation)
@@ -175,15 +174,14 @@ async def show_resumed_at_start(app: "OpenCLIApp") -> None:
     conversation.scroll_end(animate=False)
 
 
-def shown_by_rebuild(session: Any, line: str) -> bool:
+def shown_by_rebuild(session: "UISession", line: str) -> bool:
     """True when the start-up notice ``line`` (``session.startup_notices()``) is already shown by
     ``rebuild_conversation`` at the top of the resumed conversation: the "Resumed session ID (N
     messages)." line and the warnings about skipped journal lines."""
-    resumed = getattr(session, "resumed", None)
+    resumed = session.resumed
     if resumed is None:
         return False
-    return (line.startswith(f"Resumed session {getattr(session, 'session_id', '')} (")
-            or line in (getattr(resumed, "warnings", None) or []))
+    return line.startswith(f"Resumed session {session.session_id} (") or line in resumed.warnings
 
 
 async def rebuild_conversation(app: "OpenCLIApp") -> None:
@@ -207,11 +205,11 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     status.model = session.model
     status.used_tokens = None
     status.prepared = False
-    status.permission_mode = str(getattr(session.settings.permission_mode, "value", session.settings.permission_mode))
-    app.plan_mode.active = bool(getattr(session, "plan_mode", False))  # the resumed session's Plan/Act mode
+    status.permission_mode = PermissionMode(session.settings.permission_mode).value
+    app.plan_mode.active = session.plan_mode  # the resumed session's Plan/Act mode
     app.plan_mode.sync_status()
     await conversation.add(WelcomeBlock(session.workspace.name, session.model))
-    resumed = getattr(session, "resumed", None)
+    resumed = session.resumed
     messages = list(resumed.messages) if resumed is not None else []
     hidden = max(0, len(messages) - MAX_REBUILT_MESSAGES)
     count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
@@ -220,12 +218,12 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     for warning in (resumed.warnings if resumed is not None else []):
         await conversation.add(NoticeBlock(warning, kind="warning"))
     undos = _undo_marks(resumed)
-    plan_prompts = getattr(resumed, "plan_prompts", None) or {}
+    plan_prompts = resumed.plan_prompts if resumed is not None else {}
     for index, message in enumerate(messages[hidden:], start=hidden):
         while undos and undos[0][0] <= index:  # an /undo made between these messages
             _forget_in_sidebar(handler, undos.pop(0)[1])
-        role = getattr(message, "role", "")
-        if role == "user" and getattr(message, "id", None) in plan_prompts:
+        role = message.role
+        if role == "user" and message.id in plan_prompts:
             await handler.end_streams()  # live, the approval showed this line, not the instruction
             await conversation.add(NoticeBlock(approved_notice(plan_prompts[message.id])))
         elif role == "user":
@@ -238,7 +236,9 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
             if message.content:
                 await handler.handle(TextDelta(text=message.content))
             for call in message.tool_calls:
-                await handler.handle(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
+                arguments = call.parsed_arguments()
+                await handler.handle(ToolCallStarted(id=call.id, name=call.name, arguments=arguments,
+                                                     view=session.tool_view(call.name, arguments)))
         elif role == "tool":
             await _show_reminders(handler, resumed, message)
             await handler.handle(resumed_tool_result(resumed, message))
@@ -248,11 +248,10 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     conversation.scroll_end(animate=False)
 
 
-async def _show_reminders(handler: Any, resumed: Any, message: Any) -> None:
+async def _show_reminders(handler: "EventHandler", resumed: "LoadedSession", message: "ToolResultMessage") -> None:
     """Show the reminder marks journaled with the tool result ``message`` (``tool_details``
     ``reminders``) under its call's block, as the live ``ReminderInjected`` events did."""
-    details_for = getattr(resumed, "details_for", None)
-    reminders = (details_for(message) if callable(details_for) else {}).get("reminders") or []
+    reminders = resumed.result_for(message).reminders
     if not reminders:
         return
     block = handler.tools.get(message.tool_call_id)
@@ -262,31 +261,26 @@ async def _show_reminders(handler: Any, resumed: Any, message: Any) -> None:
         await handler.handle(ReminderInjected(text=text))
 
 
-def _undo_marks(resumed: Any) -> list[tuple[int, list[str]]]:
+def _undo_marks(resumed: "LoadedSession | None") -> list[tuple[int, list[str]]]:
     """The undo events of a resumed journal as ``(messages before it, file lines)``, in order
     (``LoadedSession.undo_marks``): the changed files the redrawn edit blocks add to the sidebar
     are dropped again at that point."""
-    undo_marks = getattr(resumed, "undo_marks", None)
-    return undo_marks() if callable(undo_marks) else []
+    return resumed.undo_marks() if resumed is not None else []
 
 
-def _forget_in_sidebar(handler: Any, lines: list[str]) -> None:
-    sidebar = getattr(handler, "sidebar", None)
+def _forget_in_sidebar(handler: "EventHandler", lines: list[str]) -> None:
+    sidebar = handler.sidebar
     if sidebar is not None:
         forget_undone(sidebar, lines)
 
 
-def resumed_tool_result(resumed: Any, message: Any) -> ToolCallFinished:
+def resumed_tool_result(resumed: "LoadedSession", message: "ToolResultMessage") -> ToolCallFinished:
     """The ``ToolCallFinished`` a resumed tool result ``message`` (a ``ToolResultMessage``) is
     redrawn from: its text and error flag, plus what the live event carried and the journal kept
     (``LoadedSession.result_for``: the typed result, with its outcome, duration, exit code, diff,
     display, truncation and saved output). A journal without those details gives the block without them."""
-    result_for = getattr(resumed, "result_for", None)
-    if callable(result_for):
-        return ToolCallFinished(id=message.tool_call_id, name=message.name, output=message.content,
-                                result=result_for(message))
     return ToolCallFinished(id=message.tool_call_id, name=message.name, output=message.content,
-                            is_error=message.is_error)
+                            result=resumed.result_for(message))
 
 
 # -------------------------------------------------------------------------------------- watching
@@ -294,8 +288,7 @@ def start_watching(app: "OpenCLIApp") -> None:
     """Start the session's file/git watcher (after ``prepare``; idempotent). Its callbacks run on
     the watcher thread and only post ``WatchEvent`` messages to the app."""
     session = app.session
-    starter = getattr(session, "start_watching", None)
-    if not callable(starter) or getattr(session, "agent", None) is None:
+    if not session.is_prepared:
         return
     workspace = session.workspace
 
@@ -309,22 +302,21 @@ def start_watching(app: "OpenCLIApp") -> None:
 
     def files_changed(paths: list[str]) -> None:
         # Only files that really changed outside the agent (the runtime filters its own writes).
-        app.post_message(WatchEvent(paths=list(dict.fromkeys(paths)), git=snapshot()))
+        app.post_message(WatchEvent(paths=list(dict.fromkeys(paths)), git=snapshot(), changes=session.changed_files()))
 
     def git_changed() -> None:
-        app.post_message(WatchEvent(git=snapshot()))
+        app.post_message(WatchEvent(git=snapshot(), changes=session.changed_files()))
 
     try:
-        starter(on_files_changed=files_changed, on_git_changed=git_changed)
+        session.start_watching(on_files_changed=files_changed, on_git_changed=git_changed)
     except Exception as exc:  # noqa: BLE001 - watching is a nicety
         app.notify(f"Not watching files: {exc}", severity="warning", timeout=5)
 
 
 def stop_watching(app: "OpenCLIApp") -> None:
     """Stop the session's watcher, if any."""
-    stopper = getattr(app.session, "stop_watching", None)
-    if callable(stopper):
-        stopper()
+    if app.session is not None:  # None: the app closes before a session was open
+        app.session.stop_watching()
 
 
 def on_watch_event(app: "OpenCLIApp", event: WatchEvent) -> None:
@@ -335,7 +327,9 @@ def on_watch_event(app: "OpenCLIApp", event: WatchEvent) -> None:
 
     sidebar = app.main_screen.query_one(Sidebar)
     if event.git is not None:
-        sidebar.set_git(event.git)
+        sidebar.set_git(event.git, live=True)
+    if event.changes is not None:
+        sidebar.set_git_changes(event.changes)
     if event.paths:
         root = Path(app.session.workspace)
         names = []

@@ -3,7 +3,7 @@
 Places (DESIGN.md 5b): the user file is ``<platformdirs user config dir>/opencli/config.toml`` or
 the file named by ``OPENCLI_CONFIG``; the project file is ``.opencli.toml`` at the workspace root.
 Nested sections use ``__`` in env names (``OPENCLI_COMPACTION__STRIP_REASONING_AFTER_TURNS``);
-the seed's flat names ``OPENCLI_MAX_TOOL_OUTPUT`` and ``OPENCLI_CONTEXT_WINDOW`` keep working.
+the flat names ``OPENCLI_MAX_TOOL_OUTPUT`` and ``OPENCLI_CONTEXT_WINDOW`` are aliases of their nested keys.
 
 A project file may not loosen permissions nor change ``api_base`` (a cloned repository must not
 be able to): those keys are dropped from it, with a notice, unless they make things stricter.

@@ -45,7 +45,9 @@ class ToolCallsMixin:
         reminder_texts: list[str] = []
         calls = reply.tool_calls
         for position, call in enumerate(calls):
-            emit(ToolCallStarted(id=call.id, name=call.name, arguments=call.parsed_arguments()))
+            arguments = call.parsed_arguments()
+            emit(ToolCallStarted(id=call.id, name=call.name, arguments=arguments,
+                                 view=self.registry.view(call.name, arguments)))
             started = time.monotonic()
             self._approval_wait_s = 0.0
             if stop is not None:
@@ -179,14 +181,21 @@ class ToolCallsMixin:
 
     def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
              cancel: threading.Event) -> PermissionDecision | None:
-        preview = ""
+        preview, diff = "", None
         try:
             args = self.registry.parse_arguments(call)
             preview = tool.preview(args, ctx)
         except Exception:  # invalid arguments: the registry reports them after approval
             preview = call.arguments
-        request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=call.parsed_arguments(),
-                                    capability=tool.capability.value, preview=preview)
+        else:
+            try:
+                diff = tool.proposed_diff(args, ctx)
+            except Exception:  # noqa: BLE001 - a prompt without a diff still asks
+                diff = None
+        arguments = call.parsed_arguments()
+        request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=arguments,
+                                    capability=tool.capability.value, preview=preview,
+                                    view=self.registry.view(call.name, arguments), diff=diff)
         emit(request)
         waited_from = time.monotonic()
         try:

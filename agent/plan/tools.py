@@ -23,6 +23,7 @@ from pydantic import Field
 
 from .model import MAX_STEPS, MIN_STEPS, Plan, PlanError, PlanStep
 from ..tools.base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..tools.view import ToolView, one_line
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .controller import PlanController
@@ -70,6 +71,13 @@ class SubmitPlanTool(Tool):
     def preview(self, args: SubmitPlanArgs, ctx: ToolContext) -> str:
         """Return the title and the step count."""
         return f"{args.title} ({len(args.steps)} steps)"
+
+
+    def describe(self, args: SubmitPlanArgs) -> ToolView:
+        """The plan's title and step count."""
+        count = len(args.steps)
+        return ToolView(title=self.name, summary=f"{one_line(args.title)} · {count} step{'s' if count != 1 else ''}",
+                        body="plan")
 
     def run(self, args: SubmitPlanArgs, ctx: ToolContext) -> ToolOutput:
         """Validate and hand over the plan. Raises ``ToolError`` (an error result the model sees)
@@ -134,6 +142,16 @@ class UpdatePlanTool(Tool):
     def preview(self, args: UpdatePlanArgs, ctx: ToolContext) -> str:
         """Return e.g. ``step 2 -> done``."""
         return "; ".join(f"step {ref} -> {status}" for ref, status, _ in _updates(args))
+
+
+    def describe(self, args: UpdatePlanArgs) -> ToolView:
+        """The updates: ``step 2 → done``, several joined by ``; ``."""
+        try:
+            updates = _updates(args)
+        except ToolError:
+            updates = []
+        summary = "; ".join(f"step {ref} → {status}" for ref, status, _ in updates)
+        return ToolView(title=self.name, summary=summary, body="plan")
 
     def run(self, args: UpdatePlanArgs, ctx: ToolContext) -> ToolOutput:
         """Apply the updates (all or none). Raises ``ToolError`` when neither ``step``/``status``

@@ -6,14 +6,26 @@ changed files at session start (the baseline for the files commands changed).
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from ..config.settings import PermissionMode
 from ..providers.model_info import ModelInfo
 from ..session.records import GitBaselineRecord, SessionRecord, SystemPromptRecord
 
+
+@dataclass(frozen=True)
+class WorkspaceChanges:
+    """The workspace's changes as git sees them (``AgentBuilding.changed_files``): ``files``
+    (``git_repo.ChangedFile``, workspace-relative) changed since the session started, and
+    ``at_start``, the paths already changed when it started."""
+
+    files: list["ChangedFile"]
+    at_start: frozenset[str]
+
+
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
+    from ..git_repo import ChangedFile
     from ..loop.agent import Agent
 
 
@@ -81,7 +93,7 @@ class AgentBuilding:
         agent.compactor.changed_files_source = self.files_changed_by_commands
         return agent
 
-    def _git_baseline(self, dirty_paths: "Callable[[Path], set[str] | None]") -> set[str] | None:
+    def _git_baseline(self) -> set[str] | None:
         """The paths git listed as changed when the session started (they are not the session's
         doing): read back from a resumed journal's ``git_baseline`` record, else taken now and
         journaled. ``None`` outside a repository."""
@@ -91,7 +103,9 @@ class AgentBuilding:
                 return set(baseline.dirty)
         if self.git is None or not self.git.is_repo:
             return None
-        dirty = dirty_paths(self.workspace)
+        from ..git_repo import changed_paths
+
+        dirty = changed_paths(self.workspace)
         if dirty is not None:
             self.journal.append(GitBaselineRecord(dirty=sorted(dirty), time=time.time()))
         return dirty
@@ -100,13 +114,38 @@ class AgentBuilding:
         """Files git lists as changed now that it did not list at session start (what bash and
         other commands changed; the tools' own changes are known from their calls), sorted;
         ``[]`` outside a repository or when git fails. Paths relative to the repository root."""
-        from ..git_context import dirty_paths
+        from ..git_repo import changed_paths
 
         start = getattr(self, "_dirty_at_start", None)
         if start is None:
             return []
-        now = dirty_paths(self.workspace)
+        now = changed_paths(self.workspace)
         return sorted((now or set()) - start)
+
+    def changed_files(self) -> "WorkspaceChanges | None":
+        """What git lists as changed in the workspace now, for the sidebar (``git_repo``): the
+        files not listed at session start, workspace-relative, with line counts against HEAD,
+        and the workspace-relative paths that were already changed at start (their share of the
+        change is unknown to git). None outside a repository, before ``prepare()``, or when git
+        fails or times out (2 s). Runs git: call it off the UI thread."""
+        from ..git_repo import changed_files, repository_root
+
+        start = getattr(self, "_dirty_at_start", None)
+        if start is None:
+            return None
+        root = repository_root(self.workspace)
+        files = changed_files(self.workspace)
+        if root is None or files is None:
+            return None
+
+        def inside(path: str) -> str | None:
+            try:
+                return (root / path).relative_to(self.workspace).as_posix()
+            except ValueError:
+                return None
+
+        kept = [replace(f, path=rel) for f in files if f.path not in start and (rel := inside(f.path))]
+        return WorkspaceChanges(files=kept, at_start=frozenset(p for p in map(inside, start) if p))
 
     def _system_prompt_text(self, tools: list[str], build: Callable[[], str]) -> str:
         """Return the system prompt to send with ``tools`` (registered names, in order): the

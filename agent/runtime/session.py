@@ -28,7 +28,7 @@ from .watching import SessionWatching
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
     from ..context.breakdown import ContextBreakdown
-    from ..events import Emit, TurnFinished
+    from ..events import Emit, ToolView, TurnFinished
     from ..git_context import GitSnapshot
     from ..loop.agent import Agent
     from ..plan.controller import PlanController
@@ -120,6 +120,21 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         return self.model_info.context_window if self.model_info else None
 
     @property
+    def is_prepared(self) -> bool:
+        """True once ``prepare()`` has built the loop (the tools, the model facts)."""
+        return self.agent is not None
+
+    def tool_view(self, name: str, arguments: object) -> "ToolView":
+        """How a call of tool ``name`` with decoded ``arguments`` is shown (the tool's own view;
+        for a tool this session does not have now (a model switch dropped ``think``), or
+        before ``prepare()``, as the runtime's tool of that name describes it)."""
+        if self.agent is not None and name in self.agent.registry:
+            return self.agent.registry.view(name, arguments)
+        from .tool_views import describe_call
+
+        return describe_call(name, arguments)
+
+    @property
     def output_dir(self) -> Path:
         """Folder for saved full tool outputs: ``<workspace>/.opencli/tmp/<session_id>``."""
         return self.workspace / ".opencli" / "tmp" / self.session_id
@@ -137,7 +152,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
 
         Idempotent and thread-safe; slow the first time (seconds).
         """
-        from ..git_context import dirty_paths, git_snapshot
+        from ..git_context import git_snapshot
         from ..providers.model_info import lookup_model_info
         from ..session.workspace import ensure_app_folder_excluded
 
@@ -154,7 +169,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
             if self.git is None:
                 ensure_app_folder_excluded(self.workspace)
                 self.git = git_snapshot(self.workspace)
-                self._dirty_at_start = self._git_baseline(dirty_paths)
+                self._dirty_at_start = self._git_baseline()
             self.agent = self._build_agent(info)
             if self._restore_pending and self.resumed is not None:
                 self._restore_pending = False

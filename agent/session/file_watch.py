@@ -25,22 +25,12 @@ GIT_FILES = ("index", "HEAD")
 
 def find_git_dir(start: Path) -> Path | None:
     """Return the git dir of the repository containing ``start`` (``.git`` folder, or the folder a
-    ``.git`` file points to in worktrees and submodules), resolved; ``None`` outside a repository."""
-    here = Path(start).resolve()
-    for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            return dot_git.resolve()
-        if dot_git.is_file():
-            try:
-                text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                return None
-            if text.startswith("gitdir:"):
-                target = Path(text[len("gitdir:"):].strip())
-                return (folder / target).resolve() if not target.is_absolute() else target.resolve()
-            return None
-    return None
+    ``.git`` file points to in worktrees and submodules), resolved; ``None`` outside a repository
+    (``git_repo.repository_dirs``: reads ``.git``, starts no process)."""
+    from ..git_repo import repository_dirs
+
+    dirs = repository_dirs(start)
+    return dirs.git_dir if dirs is not None else None
 
 
 def stamped_paths(stamps, root: Path) -> list[Path]:

@@ -7,25 +7,19 @@ works in linked worktrees and submodules too), never to the user's ``.gitignore`
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 APP_FOLDER = ".opencli"
 _EXCLUDE_LINE = ".opencli/"
 
 
-def git_common_dir(workspace: Path, timeout_s: float = 5.0) -> Path | None:
+def git_common_dir(workspace: Path) -> Path | None:
     """Return the absolute common git dir of the repository containing ``workspace``, or None
-    outside a repository, without git installed, or when git does not answer in ``timeout_s``."""
-    try:
-        proc = subprocess.run(["git", "-C", str(workspace), "rev-parse", "--path-format=absolute",
-                               "--git-common-dir"], capture_output=True, timeout=timeout_s, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode != 0:
-        return None
-    text = proc.stdout.decode("utf-8", "surrogateescape").strip()
-    return Path(text) if text else None
+    outside a repository (``git_repo.repository_dirs``: reads ``.git``, starts no process)."""
+    from ..git_repo import repository_dirs
+
+    dirs = repository_dirs(workspace)
+    return dirs.common_dir if dirs is not None else None
 
 
 def ensure_app_folder_excluded(workspace: Path) -> bool:

@@ -16,9 +16,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..events import ToolOutcome, ToolResult
+from .view import ToolView, compact_arguments, generic_view
 
 
 class Capability(str, Enum):
@@ -131,3 +132,24 @@ class Tool(ABC):
     def preview(self, args: Any, ctx: ToolContext) -> str:
         """Return a short human preview of what the call will do (shown in permission prompts)."""
         return ""
+
+    def proposed_diff(self, args: Any, ctx: ToolContext) -> str | None:
+        """The unified diff the call would make, computed without changing anything (shown in
+        permission prompts), or None for tools that change no file."""
+        return None
+
+    def describe(self, args: Any) -> ToolView:
+        """How a call with validated ``args`` is shown; the default is the name and the
+        arguments given (defaults left out) on one line."""
+        return ToolView(title=self.name, summary=compact_arguments(args.model_dump(exclude_defaults=True)))
+
+    def view(self, arguments: Any) -> ToolView:
+        """How a call is shown, from its decoded ``arguments`` (a dict, or the raw string of
+        invalid JSON): ``describe`` of the validated arguments, or the generic view when they
+        do not validate. Never raises."""
+        if isinstance(arguments, dict):
+            try:
+                return self.describe(self.Args.model_validate(arguments))
+            except (ValidationError, ValueError, TypeError):
+                pass
+        return generic_view(self.name, arguments)

@@ -24,6 +24,7 @@ from pydantic import Field
 from ..context.truncation.bounded import BoundedOutput
 from ..process import kill_running_commands, run_streaming
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .view import ToolView, one_line
 
 __all__ = ["BashArgs", "BashTool", "command_env", "kill_running_commands", "run_streaming"]
 
@@ -69,6 +70,11 @@ class BashTool(Tool):
     def preview(self, args: BashArgs, ctx: ToolContext) -> str:
         """Return the command line."""
         return args.command
+
+
+    def describe(self, args: BashArgs) -> ToolView:
+        """The command line, shown as ``$ command`` in the body."""
+        return ToolView(title=self.name, summary=one_line(args.command), command=args.command)
 
     def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         """Run the command and return its (truncated) output with a status line.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
@@ -19,6 +20,7 @@ from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .diffs import diff_counts, unified_diff
 from .paths import display_path, resolve_in_workspace
 from .read import BINARY_CHECK_BYTES, decode_bytes, encode_text, is_binary_sample, similar_names_hint
+from .view import ToolView, one_line
 from .write import atomic_write, count_lines, uses_crlf
 
 #: Line numbers listed in a "several matches" error.
@@ -67,6 +69,21 @@ class EditTool(Tool):
         every = " (all occurrences)" if args.replace_all else ""
         return f"edit {args.path}: -{removed} +{added} lines{every}"
 
+    def describe(self, args: EditArgs) -> ToolView:
+        """The path, the diff body."""
+        every = "  (all occurrences)" if args.replace_all else ""
+        return ToolView(title=self.name, summary=one_line(args.path) + every, body="diff", path=args.path)
+
+    def proposed_diff(self, args: EditArgs, ctx: ToolContext) -> str | None:
+        """The diff the edit would make to the file on disk; when it cannot apply (text not
+        found, binary file...), the bare replacement ``old_string`` → ``new_string``."""
+        try:
+            change = self._change(args, ctx)
+        except ToolError:
+            shown = args.path
+            return unified_diff(args.old_string, args.new_string, shown, context=0) or None
+        return unified_diff(change.old_text, change.new_text, change.shown, created=change.created)
+
     def run(self, args: EditArgs, ctx: ToolContext) -> ToolOutput:
         """Apply the replacement and return a summary with the changed lines; ``diff`` set.
 
@@ -75,6 +92,31 @@ class EditTool(Tool):
         several times without ``replace_all`` (with the line numbers), or the new text cannot be
         encoded in the file's encoding.
         """
+        change = self._change(args, ctx)
+        try:
+            if change.created:
+                change.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(change.path, change.new_data)
+        except OSError as exc:
+            verb = "create" if change.created else "write"
+            raise ToolError(f"cannot {verb} {args.path}: {exc.strerror or exc}") from None
+        shown = change.shown
+        diff = unified_diff(change.old_text, change.new_text, shown, created=change.created)
+        added, removed = diff_counts(diff)
+        metadata = {"path": shown, "created": change.created, "added": added, "removed": removed}
+        if change.created:
+            return ToolOutput(text=f"Created {shown} ({count_lines(change.new_text)} lines)", diff=diff,
+                              metadata=metadata)
+        replaced_at = change.replaced_at
+        count = len(replaced_at)
+        where = ", ".join(map(str, replaced_at[:_MAX_LISTED])) + (", ..." if count > _MAX_LISTED else "")
+        summary = f"Edited {shown}: replaced {count} occurrence{'s' if count != 1 else ''} (line {where})."
+        if count == 1:
+            summary += "\n" + _snippet(change.new_text, replaced_at[0], change.replacement)
+        return ToolOutput(text=summary, diff=diff, metadata=metadata)
+
+    def _change(self, args: EditArgs, ctx: ToolContext) -> "_Change":
+        """Work out the edit without writing; raises ``ToolError`` as ``run`` documents."""
         path = resolve_in_workspace(args.path, ctx)
         shown = display_path(path, ctx)
         if path.is_dir():
@@ -127,43 +169,35 @@ class EditTool(Tool):
                 f"new_string contains {bad!r}, which the file's {decoded.encoding} encoding cannot "
                 "represent; use characters the file's encoding supports"
             ) from None
-        try:
-            atomic_write(path, new_data)
-        except OSError as exc:
-            raise ToolError(f"cannot write {args.path}: {exc.strerror or exc}") from None
-        diff = unified_diff(text, new_text, shown)
-        added, removed = diff_counts(diff)
-        count = len(replaced_at)
-        where = ", ".join(map(str, replaced_at[:_MAX_LISTED])) + (", ..." if count > _MAX_LISTED else "")
-        summary = f"Edited {shown}: replaced {count} occurrence{'s' if count != 1 else ''} (line {where})."
-        if count == 1:
-            summary += "\n" + _snippet(new_text, replaced_at[0], new)
-        return ToolOutput(
-            text=summary,
-            diff=diff,
-            metadata={"path": shown, "created": False, "added": added, "removed": removed},
-        )
+        return _Change(path, shown, text, new_text, new_data, False, replaced_at, new)
 
-    def _create(self, args: EditArgs, path: Path, shown: str) -> ToolOutput:
+    def _create(self, args: EditArgs, path: Path, shown: str) -> "_Change":
         if args.old_string != "":
             raise ToolError(
                 f"file not found: {args.path}{similar_names_hint(path)}. To create a file, use write "
                 "(or edit with an empty old_string)"
             )
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, args.new_string.encode("utf-8"))
+            data = args.new_string.encode("utf-8")
         except UnicodeEncodeError:
             raise ToolError("new_string contains an invalid character (a lone surrogate)") from None
-        except OSError as exc:
-            raise ToolError(f"cannot create {args.path}: {exc.strerror or exc}") from None
-        diff = unified_diff("", args.new_string, shown, created=True)
-        added, removed = diff_counts(diff)
-        return ToolOutput(
-            text=f"Created {shown} ({count_lines(args.new_string)} lines)",
-            diff=diff,
-            metadata={"path": shown, "created": True, "added": added, "removed": removed},
-        )
+        return _Change(path, shown, "", args.new_string, data, True, [1], args.new_string)
+
+
+@dataclass(frozen=True)
+class _Change:
+    """An edit worked out but not written: the file, its text before and after (str), the bytes to
+    write, whether it creates the file, the 1-based lines where replacements start, and the
+    replacement text as matched to the file's line endings."""
+
+    path: Path
+    shown: str
+    old_text: str
+    new_text: str
+    new_data: bytes
+    created: bool
+    replaced_at: list[int]
+    replacement: str
 
 
 def _to_crlf(text: str) -> str:

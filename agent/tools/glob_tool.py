@@ -21,6 +21,7 @@ from pydantic import Field, field_validator
 
 from ..context.truncation.bounded import BoundedOutput
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .view import ToolView, one_line
 from .paths import display_path, resolve_in_workspace
 
 #: Folders never walked into.
@@ -173,6 +174,12 @@ class GlobTool(Tool):
     def preview(self, args: GlobArgs, ctx: ToolContext) -> str:
         """Return ``glob PATTERN [in PATH]``."""
         return f"glob {args.pattern}" + (f" in {args.path}" if args.path not in ("", ".") else "")
+
+
+    def describe(self, args: GlobArgs) -> ToolView:
+        """The pattern, and the folder when not the root."""
+        where = f" in {args.path}" if args.path not in ("", ".") else ""
+        return ToolView(title=self.name, summary=one_line(args.pattern + where))
 
     def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         """Return one workspace-relative path per line and a count line.

@@ -23,6 +23,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from ..context.truncation.bounded import BoundedOutput
 from ..process import run_streaming
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .view import ToolView, one_line
 from .bash import command_env
 from .glob_tool import ALWAYS_SKIPPED, HEAVY_DIRS, compile_glob, walk
 from .paths import display_path, resolve_in_workspace
@@ -73,6 +74,13 @@ class GrepTool(Tool):
     def preview(self, args: GrepArgs, ctx: ToolContext) -> str:
         """Return ``grep PATTERN [in PATH] [glob]``."""
         return f"grep {args.pattern!r}" + (f" in {args.path}" if args.path not in ("", ".") else "") + (f" ({args.glob})" if args.glob else "")
+
+
+    def describe(self, args: GrepArgs) -> ToolView:
+        """The pattern, the folder when not the root, the file glob when given."""
+        where = f" in {args.path}" if args.path not in ("", ".") else ""
+        only = f" ({args.glob})" if args.glob else ""
+        return ToolView(title=self.name, summary=one_line(args.pattern + where + only))
 
     def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         """Search and return matches (middle-truncated) or a "no matches" line.

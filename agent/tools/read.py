@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, Iterator
 from pydantic import Field, ValidationInfo, field_validator
 
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .view import ToolView, one_line
 from .paths import display_path, resolve_in_workspace
 
 #: Bytes at the start of a file inspected for NUL bytes (git's binary heuristic uses 8000).
@@ -142,6 +143,12 @@ class ReadTool(Tool):
         """Return ``read PATH`` with the line range when given."""
         span = f" from line {args.offset}" if args.offset > 1 else ""
         return f"read {args.path}{span}"
+
+
+    def describe(self, args: ReadArgs) -> ToolView:
+        """The path, with the line range when one was asked for: ``a.py [10:+5]``."""
+        span = f" [{args.offset}:+{args.limit}]" if args.offset > 1 or args.limit != DEFAULT_LIMIT else ""
+        return ToolView(title=self.name, summary=one_line(args.path) + span)
 
     def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         """Return numbered lines ``offset .. offset+limit-1`` of the file and a footer line.

@@ -20,6 +20,7 @@ from ..context.truncation.normalise import _SURROGATE_RE
 from ..context.truncation.bounded import truncate_and_save
 from ..messages import ToolCall, unwrap_double_encoded
 from .base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .view import ToolView, generic_view
 from .bash import BashTool
 from .edit import EditTool
 from .glob_tool import GlobTool
@@ -166,6 +167,12 @@ class ToolRegistry:
         if self._schemas is None:
             self._schemas = [tool.schema() for tool in self._tools.values()]
         return self._schemas
+
+    def view(self, name: str, arguments: Any) -> ToolView:
+        """How a call of ``name`` with decoded ``arguments`` is shown: the tool's own view, or
+        the generic one for an unknown tool. Never raises."""
+        tool = self.get(name)
+        return tool.view(arguments) if tool is not None else generic_view(name, arguments)
 
     def parse_arguments(self, call: ToolCall) -> ToolArgs:
         """``parse_arguments`` for ``call.name``; raises ``ToolError`` for an unknown tool too."""

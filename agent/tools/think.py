@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolOutput
+from .view import ToolView, compact_arguments, one_line
 
 
 class ThinkArgs(ToolArgs):
@@ -31,6 +32,18 @@ class ThinkTool(Tool):
     def preview(self, args: ThinkArgs, ctx: ToolContext) -> str:
         """Return the first line of the thought."""
         return args.thought.strip().split("\n", 1)[0][:120]
+
+
+    def describe(self, args: ThinkArgs) -> ToolView:
+        """A thought: drawn like reasoning, with the thought as its text."""
+        return ToolView(title=self.name, summary=one_line(args.thought), body="thought", text=args.thought)
+
+    def view(self, arguments: object) -> ToolView:
+        """A thought even when the arguments are not valid (the raw text is the thought)."""
+        view = super().view(arguments)
+        if view.body == "thought":
+            return view
+        return ToolView(title=self.name, summary=view.summary, body="thought", text=compact_arguments(arguments))
 
     def run(self, args: ThinkArgs, ctx: ToolContext) -> ToolOutput:
         """Return ``"Thought noted."``; the thought's length (characters) goes in metadata."""

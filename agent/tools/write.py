@@ -19,6 +19,7 @@ from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .diffs import diff_counts, unified_diff
 from .paths import display_path, resolve_in_workspace
 from .read import BINARY_CHECK_BYTES, DecodedText, decode_bytes, encode_text, is_binary_sample
+from .view import ToolView, one_line
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -82,6 +83,25 @@ class WriteTool(Tool):
         """Return ``write PATH (N lines)``."""
         return f"write {args.path} ({count_lines(args.content)} lines)"
 
+    def describe(self, args: WriteArgs) -> ToolView:
+        """The path and the line count, the diff body."""
+        lines = count_lines(args.content)
+        return ToolView(title=self.name, summary=f"{one_line(args.path)} ({lines} line{'s' if lines != 1 else ''})",
+                        body="diff", path=args.path)
+
+    def proposed_diff(self, args: WriteArgs, ctx: ToolContext) -> str | None:
+        """The diff the write would make to the file on disk (None for a binary file, or when the
+        write would fail)."""
+        try:
+            _path, shown, old_bytes, old, content, _data, _notes = self._change(args, ctx)
+        except ToolError:
+            return None
+        if old_bytes is None:
+            return unified_diff("", content, shown, created=True)
+        if old is None:
+            return None
+        return unified_diff(old.text, content, shown) or f"(no change to {shown})"
+
     def run(self, args: WriteArgs, ctx: ToolContext) -> ToolOutput:
         """Write ``args.content`` to the file; ``ToolOutput.diff`` holds the change.
 
@@ -89,25 +109,7 @@ class WriteTool(Tool):
         encoded in it (else UTF-8) and converts LF to CRLF when the old file used CRLF. Raises
         ``ToolError`` for a path outside the workspace, a directory, or an I/O error.
         """
-        path = resolve_in_workspace(args.path, ctx)
-        shown = display_path(path, ctx)
-        if path.is_dir():
-            raise ToolError(f"{args.path} is a directory; give a file path")
-        old_bytes: bytes | None = None
-        if path.exists():
-            try:
-                old_bytes = path.read_bytes()
-            except OSError as exc:
-                raise ToolError(f"cannot read the existing {args.path}: {exc.strerror or exc}") from None
-        content = args.content
-        old: DecodedText | None = None
-        notes: list[str] = []
-        if old_bytes is not None and not is_binary_sample(old_bytes[:BINARY_CHECK_BYTES]):
-            old = decode_bytes(old_bytes)
-            if uses_crlf(old.text) and "\r\n" not in content and "\n" in content:
-                content = content.replace("\n", "\r\n")
-                notes.append("kept CRLF line endings")
-        data = _encode(content, old, args.path, notes)
+        path, shown, old_bytes, old, content, data, notes = self._change(args, ctx)
         if old_bytes == data:
             return ToolOutput(text=f"{shown} unchanged: the content is identical", metadata={"path": shown})
         try:
@@ -133,6 +135,32 @@ class WriteTool(Tool):
             diff=diff,
             metadata={"path": shown, "created": old_bytes is None, "added": added, "removed": removed},
         )
+
+    def _change(self, args: WriteArgs, ctx: ToolContext
+                ) -> tuple[Path, str, bytes | None, DecodedText | None, str, bytes, list[str]]:
+        """Work out the write without writing: the path, its shown name, the old bytes (None: a
+        new file) and decoded text (None: binary), the content as it will be written (line ends
+        kept), its bytes, and notes for the result. Raises ``ToolError`` as ``run`` documents."""
+        path = resolve_in_workspace(args.path, ctx)
+        shown = display_path(path, ctx)
+        if path.is_dir():
+            raise ToolError(f"{args.path} is a directory; give a file path")
+        old_bytes: bytes | None = None
+        if path.exists():
+            try:
+                old_bytes = path.read_bytes()
+            except OSError as exc:
+                raise ToolError(f"cannot read the existing {args.path}: {exc.strerror or exc}") from None
+        content = args.content
+        old: DecodedText | None = None
+        notes: list[str] = []
+        if old_bytes is not None and not is_binary_sample(old_bytes[:BINARY_CHECK_BYTES]):
+            old = decode_bytes(old_bytes)
+            if uses_crlf(old.text) and "\r\n" not in content and "\n" in content:
+                content = content.replace("\n", "\r\n")
+                notes.append("kept CRLF line endings")
+        data = _encode(content, old, args.path, notes)
+        return path, shown, old_bytes, old, content, data, notes
 
 
 def _encode(content: str, old: DecodedText | None, given: str, notes: list[str]) -> bytes:

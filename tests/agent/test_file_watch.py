@@ -29,13 +29,16 @@ class Calls:
 
 
 def test_find_git_dir(tmp_path):
+    import subprocess
+
     repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
-    (repo / "sub").mkdir()
+    (repo / "sub").mkdir(parents=True)
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], cwd=repo, check=True)
     assert find_git_dir(repo / "sub") == (repo / ".git").resolve()
     worktree = tmp_path / "wt"
-    worktree.mkdir()
-    (worktree / ".git").write_text("gitdir: ../repo/.git/worktrees/wt\n")
+    subprocess.run([*git, "worktree", "add", "-q", str(worktree)], cwd=repo, check=True)
     assert find_git_dir(worktree) == (repo / ".git" / "worktrees" / "wt").resolve()
     lone = tmp_path / "lone"
     lone.mkdir()

@@ -9,7 +9,7 @@ from agent.runtime.session import AgentSession
 from tests.helpers import Recorder, make_session
 from tui.session_api import UISession
 
-ATTRIBUTES = ("workspace", "settings", "model", "session_id", "resumed", "plan_mode", "git")
+ATTRIBUTES = ("workspace", "settings", "provider", "model", "session_id", "resumed", "plan_mode", "git")
 
 
 def test_the_session_has_every_member_of_the_protocol(tmp_path):

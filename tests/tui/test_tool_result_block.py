@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.events import ToolCallFinished, ToolCallStarted, ToolResult
+from tests.helpers import tool_call_started
+from agent.events import ToolCallFinished, ToolResult
 from tui.widgets.tool_block import ToolBlock
 
 SIZE = (120, 36)
@@ -17,7 +18,7 @@ async def test_the_badge_uses_the_counts_the_tool_computed(make_app, workspace: 
     app, _ = make_app([])
     async with app.run_test(size=SIZE) as pilot:
         await ui.wait_prepared(pilot, app)
-        await app.handler.handle(ToolCallStarted(id="c1", name="bash", arguments={"command": "make"}))
+        await app.handler.handle(tool_call_started("c1", "bash", {"command": "make"}))
         await app.handler.handle(ToolCallFinished(id="c1", name="bash", output="head\n[... cut ...]\ntail",
                                                   result=ToolResult(truncated=True, saved_path=str(saved),
                                                                     output_lines=48213, output_bytes=1_200_000)))
@@ -32,7 +33,7 @@ async def test_denied_and_cancelled_come_from_the_outcome(make_app, ui) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ui.wait_prepared(pilot, app)
         for call_id, outcome in (("d", "denied"), ("c", "cancelled"), ("e", "error")):
-            await app.handler.handle(ToolCallStarted(id=call_id, name="edit", arguments={"path": "a.py"}))
+            await app.handler.handle(tool_call_started(call_id, "edit", {"path": "a.py"}))
             await app.handler.handle(ToolCallFinished(id=call_id, name="edit", output="some text",
                                                       result=ToolResult(outcome=outcome)))
         blocks = {b.call_id: b for b in app.query(ToolBlock)}

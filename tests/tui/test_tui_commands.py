@@ -200,6 +200,11 @@ class _FakeEmbeddedSession:
     def record_modes(self, *, plan_mode: bool | None = None) -> None:
         pass
 
+    is_prepared = False
+
+    def stop_watching(self) -> None:
+        pass
+
 
 async def test_embedded_model_says_so_plainly(workspace, ui) -> None:
     from tui.app import OpenCLIApp

@@ -8,7 +8,8 @@ import time
 from rich.text import Text
 from textual.widgets import Static
 
-from agent.events import ToolCallFinished, ToolCallStarted
+from tests.helpers import tool_call_started
+from agent.events import ToolCallFinished
 from tui.bridge import AgentEventMessage
 from tui.widgets.blocks import AssistantBlock, ReasoningBlock, StopBlock, UserBlock
 from tui.widgets.conversation import Conversation
@@ -149,7 +150,7 @@ class TestToolBlocks:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:
             handler = app.handler
-            await handler.handle(ToolCallStarted(id="c1", name="bash", arguments={"command": "pytest"}))
+            await handler.handle(tool_call_started("c1", "bash", {"command": "pytest"}))
             await handler.handle(ToolCallFinished(id="c1", name="bash", exit_code=1, is_error=True,
                                                   output="\x1b[31mFAILED\x1b[0m [x]\n50%\r100%\n"))
             tool = app.query_one(ToolBlock)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from agent.events import ToolCallFinished, ToolCallStarted
+from tests.helpers import tool_call_started
+from agent.events import ToolCallFinished
 from tui.screens.output_viewer import OutputViewerScreen
 from tui.widgets.file_view import CACHE_LINES, FileView
 from tui.widgets.plain_output import PlainOutput
@@ -61,7 +62,7 @@ class TestTruncationBadge:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:
             handler = app.handler
-            await handler.handle(ToolCallStarted(id="c1", name="bash", arguments={"command": "make"}))
+            await handler.handle(tool_call_started("c1", "bash", {"command": "make"}))
             await handler.handle(ToolCallFinished(id="c1", name="bash", output="head\n[... cut ...]\ntail",
                                                   truncated=True, saved_path=str(saved), exit_code=0))
             block = app.query_one(ToolBlock)
@@ -78,7 +79,7 @@ class TestTruncationBadge:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:
             handler = app.handler
-            await handler.handle(ToolCallStarted(id="c1", name="grep", arguments={"pattern": "x"}))
+            await handler.handle(tool_call_started("c1", "grep", {"pattern": "x"}))
             await handler.handle(ToolCallFinished(id="c1", name="grep", output="a\n[... cut ...]\nb",
                                                   truncated=True, saved_path=None))
             block = app.query_one(ToolBlock)
@@ -93,7 +94,7 @@ class TestTruncationBadge:
         saved.write_bytes(b"\x00\x01binary\x00\n" * 100)  # 1000 bytes
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:
-            await app.handler.handle(ToolCallStarted(id="b1", name="bash", arguments={"command": "cat a.bin"}))
+            await app.handler.handle(tool_call_started("b1", "bash", {"command": "cat a.bin"}))
             await app.handler.handle(ToolCallFinished(id="b1", name="bash", output="(binary output, 1.2 KB)",
                                                       saved_path=str(saved), exit_code=0))
             block = app.query_one(ToolBlock)
@@ -109,7 +110,7 @@ class TestTruncationBadge:
     async def test_an_untruncated_block_has_no_badge(self, make_app, ui) -> None:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:
-            await app.handler.handle(ToolCallStarted(id="c1", name="bash", arguments={"command": "ls"}))
+            await app.handler.handle(tool_call_started("c1", "bash", {"command": "ls"}))
             await app.handler.handle(ToolCallFinished(id="c1", name="bash", output="a\nb\n", exit_code=0))
             block = app.query_one(ToolBlock)
             await pilot.pause()
@@ -338,7 +339,7 @@ class TestFocusAfterViewer:
     async def _truncated_block(self, app, pilot, ui, tmp_path) -> ToolBlock:
         saved = tmp_path / "tool-output-f1.txt"
         saved.write_bytes(_numbered(300))
-        await app.handler.handle(ToolCallStarted(id="f1", name="bash", arguments={"command": "make"}))
+        await app.handler.handle(tool_call_started("f1", "bash", {"command": "make"}))
         await app.handler.handle(ToolCallFinished(id="f1", name="bash", output="head\n[... cut ...]\ntail",
                                                   truncated=True, saved_path=str(saved), exit_code=1))
         block = app.query_one(ToolBlock)

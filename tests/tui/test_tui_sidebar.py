@@ -101,6 +101,33 @@ class TestChangedFiles:
             await pilot.pause()
             assert sidebar.changes == {} and "none yet" in _section(app, "#sidebar-files")
 
+    async def test_files_changed_by_bash_are_listed_from_git(self, make_app, workspace, ui) -> None:
+        _git(workspace, "init", "-q", "-b", "main")
+        _git(workspace, "add", "README.md", "calc.py")
+        _git(workspace, "commit", "-q", "-m", "init")
+        (workspace / "before.txt").write_text("changed before the session\n")
+        bash = {"name": "bash", "arguments": {
+            "command": "sed -i 's/a - b/a + b/' calc.py && printf 'x\\ny\\n' > made.txt"}}
+        app, _ = make_app([{"tool_calls": [bash]}, {"content": "Done."}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "fix add with sed")
+            await ui.wait_turn(pilot, app)
+            sidebar = app.query_one(Sidebar)
+            await ui.wait_for(pilot, lambda: len(sidebar.changed_rows()) == 2)
+            assert sidebar.changed_rows() == [("calc.py", 1, 1), ("made.txt", 2, 0)]
+            assert "before.txt" not in _section(app, "#sidebar-files"), "not this session's change"
+
+    async def test_a_live_git_snapshot_is_titled_as_live(self, make_app, ui) -> None:
+        from agent.git_context import GitSnapshot
+
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            app.query_one(Sidebar).set_git(GitSnapshot(is_repo=True, branch="main", has_commits=True), live=True)
+            await pilot.pause()
+            assert _section(app, "#sidebar-git").startswith("Git · now")
+
     def test_long_paths_are_cut_from_the_left(self) -> None:
         text = files_text([("src/very/deep/package/module_name.py", 12, 3)], 24).plain
         assert len(text) == 24 and text.endswith("+12 -3") and text.startswith("…") and "module_name.py" in text

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import StepStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnStarted
+from tests.helpers import tool_call_started
+from agent.events import StepStarted, TextDelta, ToolCallFinished, TurnStarted
 from agent.git_context import GitCommit, GitSnapshot
 from tui.screens.output_viewer import OutputViewerScreen
 from tui.screens.permission import PermissionScreen
@@ -93,10 +94,10 @@ class TestMainScreen:
             for piece in ("I'll look at `calc.py` ", "and run the tests.\n\n", "- read the code\n",
                           "- run **pytest**\n"):
                 await handler.handle(TextDelta(text=piece))
-            await handler.handle(ToolCallStarted(id="c1", name="read", arguments={"path": "calc.py"}))
+            await handler.handle(tool_call_started("c1", "read", {"path": "calc.py"}))
             await handler.handle(ToolCallFinished(id="c1", name="read", output="1\tdef add(a, b):\n2\t    return a - b\n",
                                                   duration_s=0.01))
-            await handler.handle(ToolCallStarted(id="c2", name="bash", arguments={"command": "pytest -q tests/test_calc.py"}))
+            await handler.handle(tool_call_started("c2", "bash", {"command": "pytest -q tests/test_calc.py"}))
             await pilot.pause()
             await pilot.pause()
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Button, Static
 
-from agent.events import GuardTriggered, ReminderInjected, ToolCallFinished, ToolCallStarted, TurnFinished, TurnStarted
+from tests.helpers import tool_call_started
+from agent.events import GuardTriggered, ReminderInjected, ToolCallFinished, TurnFinished, TurnStarted
 from tui.widgets.blocks import NoticeBlock, ReminderMark, StopBlock, UserBlock
 from tui.widgets.conversation import Conversation
 from tui.widgets.stop_panel import CONTINUE_AFTER_LIMIT, StopPanel, continue_prompt
-from tui.widgets.think_block import ThinkBlock, thought_text
+from tui.widgets.think_block import ThinkBlock
 from tui.widgets.tool_block import ToolBlock
 
 READ = {"name": "read", "arguments": {"path": "calc.py"}}
@@ -53,7 +54,7 @@ class TestThink:
     async def test_a_malformed_think_call_says_so(self, make_app, ui) -> None:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:
-            await app.handler.handle(ToolCallStarted(id="t1", name="think", arguments="{not json"))
+            await app.handler.handle(tool_call_started("t1", "think", "{not json"))
             await app.handler.handle(ToolCallFinished(id="t1", name="think", is_error=True,
                                                       output="Invalid arguments for think"))
             await pilot.pause()
@@ -61,10 +62,13 @@ class TestThink:
             assert block.is_error and "not a valid call" in block._header().plain
             assert "Invalid arguments" in block.text and "{not json" in block.text
 
-    def test_thought_text(self) -> None:
-        assert thought_text({"thought": "x y"}) == "x y"
-        assert thought_text("raw [text]") == "raw [text]"
-        assert thought_text(None) == "" and thought_text({}) == ""
+    def test_the_think_tool_describes_its_calls_as_thoughts(self) -> None:
+        from agent.tools.think import ThinkTool
+
+        assert ThinkTool().view({"thought": "x y"}).text == "x y"
+        assert ThinkTool().view("raw [text]").model_dump(include={"body", "text"}) == {
+            "body": "thought", "text": "raw [text]"}
+        assert ThinkTool().view(None).text == "" and ThinkTool().view({}).body == "thought"
 
 
 class TestReminders:
@@ -90,9 +94,9 @@ class TestReminders:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:
             handler = app.handler
-            await handler.handle(ToolCallStarted(id="a", name="edit", arguments={"path": "x.py"}))
+            await handler.handle(tool_call_started("a", "edit", {"path": "x.py"}))
             await handler.handle(ToolCallFinished(id="a", name="edit", output="ok"))
-            await handler.handle(ToolCallStarted(id="b", name="bash", arguments={"command": "git status"}))
+            await handler.handle(tool_call_started("b", "bash", {"command": "git status"}))
             await handler.handle(ReminderInjected(text="run the tests"))
             await handler.handle(ReminderInjected(text="never commit unless asked"))
             await handler.handle(ToolCallFinished(id="b", name="bash", output="clean"))

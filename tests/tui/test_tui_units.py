@@ -14,7 +14,8 @@ from tui.theme_loader import THEMES_DIR, ThemeError, counterpart, first_frame_th
 from tui.widgets.diff_view import diff_stats, diff_to_text
 from tui.widgets.plain_output import clean_output, to_text
 from tui.widgets.token_count import format_tokens
-from tui.widgets.tool_block import format_duration, summarize_arguments
+from tests.helpers import tool_call_started
+from tui.widgets.tool_block import fit_summary, format_duration
 
 
 class TestPlainOutput:
@@ -51,13 +52,33 @@ class TestDiff:
 
 
 class TestSummaries:
-    def test_arguments(self) -> None:
-        assert summarize_arguments("bash", {"command": "ls -la\n  | head"}) == "ls -la | head"
-        assert summarize_arguments("read", {"path": "a.py", "offset": 10, "limit": 5}) == "a.py [10:+5]"
-        assert summarize_arguments("grep", {"pattern": "TODO", "path": "src"}) == "TODO in src"
-        assert summarize_arguments("mystery", {"k": 1}) == '{"k": 1}'
-        assert summarize_arguments("bash", "{not json") == "{not json"
-        assert len(summarize_arguments("bash", {"command": "x" * 500}, width=40)) == 40
+    def test_each_tool_summarises_its_own_calls(self) -> None:
+        def summary(name, arguments):
+            return tool_call_started("c", name, arguments).view.summary
+
+        assert summary("bash", {"command": "ls -la\n  | head"}) == "ls -la | head"
+        assert summary("read", {"path": "a.py", "offset": 10, "limit": 5}) == "a.py [10:+5]"
+        assert summary("read", {"path": "a.py"}) == "a.py"
+        assert summary("grep", {"pattern": "TODO", "path": "src"}) == "TODO in src"
+        assert summary("glob", {"pattern": "**/*.py"}) == "**/*.py"
+        assert summary("edit", {"path": "a.py", "old_string": "a", "new_string": "b"}) == "a.py"
+        assert summary("write", {"path": "a.py", "content": "x\ny\n"}) == "a.py (2 lines)"
+        assert summary("update_plan", {"step": 2, "status": "done"}) == "step 2 → done"
+        assert summary("submit_plan", {"title": "Fix it", "steps": [{"description": "a", "rationale": "r"}] * 3}) == "Fix it · 3 steps"
+        assert summary("mystery", {"k": 1}) == '{"k": 1}'
+        assert summary("bash", "{not json") == "{not json"
+        assert summary("read", {"path": 3, "bogus": 1}) == '{"path": 3, "bogus": 1}'  # not valid: shown as given
+
+    def test_views_say_what_the_ui_needs(self) -> None:
+        assert tool_call_started("c", "bash", {"command": "make"}).view.command == "make"
+        edit = tool_call_started("c", "edit", {"path": "a.py", "old_string": "a", "new_string": "b"}).view
+        assert (edit.body, edit.path) == ("diff", "a.py")
+        assert tool_call_started("c", "think", {"thought": "hm"}).view.body == "thought"
+        assert tool_call_started("c", "read", {"path": "a.py"}).view.path is None  # reads change nothing
+
+    def test_fit_summary(self) -> None:
+        assert fit_summary("a\n  b") == "a b"
+        assert len(fit_summary("x" * 500, width=40)) == 40 and fit_summary("x" * 500, width=40).endswith("…")
 
     def test_durations_and_tokens(self) -> None:
         assert format_duration(0.04) == "0.0s"

@@ -1,12 +1,13 @@
 """The permission prompt: one tool call waiting for the user's decision.
 
-``PermissionScreen(request fields..., workspace=None)`` shows what the call will do:
+``PermissionScreen(request fields..., view=, diff=)`` shows what the call will do:
 
-- ``edit`` / ``write``: a unified diff of the file as it is on disk against the result of the
-  call (computed here, read-only; ``proposed_diff``), coloured like the tool blocks;
-- ``bash``: the command line with its risky parts highlighted (agent/permissions/shell/risk.py
-  ``risky_spans``: ``rm``, ``sudo``, ``curl | sh``, write redirects, ``git push``...) and why;
-- other tools: the loop's preview and the arguments, as plain text.
+- a file change: the unified diff the tool computed without writing (the request's ``diff``),
+  coloured like the tool blocks;
+- a shell command (the view's ``command``): the line with its risky parts highlighted
+  (agent/permissions/shell/risk.py ``risky_spans``: ``rm``, ``sudo``, ``curl | sh``, write
+  redirects, ``git push``...) and why;
+- other calls: the loop's preview and the arguments, as plain text.
 
 Answers (the letter keys work only while no text box has the focus; in a text box they type
 text): ``y`` allow once; ``t`` allow this tool for the rest of the session; ``p`` (bash only)
@@ -20,10 +21,8 @@ the call and cancels the running turn (like Esc in the main screen). The screen 
 
 from __future__ import annotations
 
-import difflib
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -40,9 +39,8 @@ from agent.permissions.shell.risk import risky_spans
 from ..widgets.diff_view import DiffView
 from ..widgets.plain_output import PlainOutput
 
-#: Files larger than this are not read for the diff preview (bytes).
-MAX_PREVIEW_FILE_BYTES = 2_000_000
-
+if TYPE_CHECKING:
+    from agent.events import ToolView
 
 def _arguments_text(arguments: Any) -> str:
     if isinstance(arguments, (dict, list)):
@@ -50,74 +48,8 @@ def _arguments_text(arguments: Any) -> str:
     return "" if arguments is None else str(arguments)
 
 
-def _replacement_diff(old: str, new: str) -> str:
-    """A diff-like view of an edit's replacement: old lines with '-', new lines with '+'."""
-    lines = [f"-{line}" for line in old.splitlines()] + [f"+{line}" for line in new.splitlines()]
-    return "\n".join(lines)
-
-
 def _looks_like_diff(text: str) -> bool:
     return text.startswith(("--- ", "diff ", "@@")) or "\n@@ " in text
-
-
-def _read_current(workspace: Path | None, path: str) -> str | None:
-    """The file's text as on disk ("" when missing), or None when it cannot be previewed
-    (outside the workspace, a directory, binary, too large, unreadable). Never writes."""
-    if workspace is None or not path:
-        return None
-    root = Path(workspace).resolve()
-    target = (root / path).resolve() if not Path(path).is_absolute() else Path(path).resolve()
-    try:
-        target.relative_to(root)
-    except ValueError:
-        return None
-    if not target.exists():
-        return ""
-    try:
-        if not target.is_file() or target.stat().st_size > MAX_PREVIEW_FILE_BYTES:
-            return None
-        data = target.read_bytes()
-    except OSError:
-        return None
-    if b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
-
-
-def proposed_diff(tool_name: str, arguments: Any, workspace: Path | None) -> str | None:
-    """The unified diff an ``edit`` or ``write`` call would make, from the file on disk (read
-    only), or None when it cannot be computed (other tools, bad arguments, ``old_string`` not
-    found, unreadable file)."""
-    if not isinstance(arguments, dict) or tool_name not in ("edit", "write"):
-        return None
-    path = arguments.get("path")
-    if not isinstance(path, str):
-        return None
-    current = _read_current(workspace, path)
-    if current is None:
-        return None
-    if tool_name == "write":
-        content = arguments.get("content")
-        if not isinstance(content, str):
-            return None
-        new = content.replace("\r\n", "\n")
-    else:
-        old_string, new_string = arguments.get("old_string"), arguments.get("new_string")
-        if not isinstance(old_string, str) or not isinstance(new_string, str):
-            return None
-        old_string, new_string = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
-        if not old_string:
-            if current:
-                return None
-            new = new_string
-        elif old_string not in current:
-            return None
-        else:
-            new = current.replace(old_string, new_string, -1 if arguments.get("replace_all") else 1)
-    before = "/dev/null" if current == "" and tool_name == "write" else f"a/{path}"
-    lines = list(difflib.unified_diff(current.splitlines(), new.splitlines(), fromfile=before,
-                                      tofile=f"b/{path}", lineterm="", n=3))
-    return "\n".join(lines) if lines else f"(no change to {path})"
 
 
 def highlighted_command(command: str) -> tuple[Text, list[str]]:
@@ -232,25 +164,24 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         """The request was answered or abandoned elsewhere; the screen closes itself."""
 
     def __init__(self, tool_name: str, arguments: Any = None, capability: str = "",
-                 preview: str = "", *, workspace: Path | None = None) -> None:
+                 preview: str = "", *, view: "ToolView | None" = None, diff: str | None = None) -> None:
+        """The fields of the ``PermissionRequest``: ``view`` how the call is shown (its
+        ``command`` makes the prefix box and the risk highlight), ``diff`` the change a file
+        tool would make."""
         super().__init__()
         self.tool_name = tool_name
         self.arguments = arguments
         self.capability = capability
         self.preview = preview
-        self.workspace = workspace
+        self.view = view
+        self.diff = diff
 
     @property
     def command(self) -> str | None:
-        """The bash command line of the call, or None for other tools."""
-        if self.tool_name != "bash" or not isinstance(self.arguments, dict):
-            return None
-        command = self.arguments.get("command")
-        return command if isinstance(command, str) else None
+        """The shell command line of the call (its view's ``command``), or None."""
+        return self.view.command if self.view is not None else None
 
     def compose(self) -> ComposeResult:
-        if self.workspace is None:
-            self.workspace = getattr(getattr(self.app, "session", None), "workspace", None)
         with Vertical(id="permission-dialog"):
             title = Text("Allow ", style="bold")
             title.append(self.tool_name, style="bold underline")
@@ -316,7 +247,6 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
     def _details(self) -> ComposeResult:
         """What the call will do: a diff (edit, write), the highlighted command (bash) or the
         preview line and arguments, never parsed as markup."""
-        args = self.arguments if isinstance(self.arguments, dict) else None
         preview = (self.preview or "").strip()
         if preview and _looks_like_diff(preview):
             yield DiffView(preview, classes="permission-preview")
@@ -327,14 +257,8 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
             return
         if preview:
             yield PlainOutput(preview, max_lines=60, classes="permission-preview")
-        diff = proposed_diff(self.tool_name, args, self.workspace)
-        if diff is not None:
-            yield DiffView(diff, classes="permission-change")
-        elif args is not None and self.tool_name == "edit" and "old_string" in args:
-            yield DiffView(_replacement_diff(str(args.get("old_string", "")), str(args.get("new_string", ""))),
-                           classes="permission-change")
-        elif args is not None and self.tool_name == "write" and "content" in args:
-            yield PlainOutput(str(args["content"]), max_lines=60, classes="permission-change")
+        if self.diff:
+            yield DiffView(self.diff, classes="permission-change")
         else:
             text = _arguments_text(self.arguments)
             if text and text.strip() not in ("{}", preview):

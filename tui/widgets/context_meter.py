@@ -17,7 +17,7 @@ context breakdown (``tui.context_ui.open_breakdown``). The text functions are pu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.message import Message
@@ -25,6 +25,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from .token_count import format_tokens
+
+if TYPE_CHECKING:
+    from agent.config.settings import CompactionSettings
 
 #: Cells of the bar (each one is a tenth of the window).
 BAR_CELLS = 10
@@ -151,17 +154,16 @@ class ContextMeter(Static):
         self.approximate = bool(getattr(event, "approximate", True))
         self.used_tokens = event.used_tokens
 
-    def load_settings(self, settings: Any) -> None:
-        """Take mode, warn_at and threshold from a ``CompactionSettings`` (missing: defaults)."""
-        self.mode = str(getattr(settings, "mode", "auto") or "auto")
-        self.warn_at = float(getattr(settings, "warn_at", 0.6))
-        self.threshold = float(getattr(settings, "threshold", 0.8))
+    def load_settings(self, settings: "CompactionSettings") -> None:
+        """Take mode, warn_at and threshold (fractions of the window) from the session's
+        compaction settings, and redraw."""
+        self.mode = settings.mode
+        self.warn_at = float(settings.warn_at)
+        self.threshold = float(settings.threshold)
+        if self.is_mounted:
+            self._refresh_meter()
 
     def on_mount(self) -> None:
-        session = getattr(self.app, "session", None)
-        settings = getattr(getattr(session, "settings", None), "compaction", None)
-        if settings is not None:
-            self.load_settings(settings)
         self._refresh_meter()
 
     def text_for(self, compact: int = 0) -> str:

@@ -7,9 +7,13 @@ Sections, top to bottom:
 
 - **Git** (``#sidebar-git``): the snapshot taken at session start (``session.git`` after
   ``prepare()``): branch, default branch, ``git status --short`` lines (capped), recent commits;
-  "not a git repository" outside one. It is frozen, like the prompt the model sees.
-- **Changed files** (``#sidebar-files``): files the agent wrote or edited in this session, with
-  added/removed line counts summed from the diffs of write/edit results.
+  "not a git repository" outside one. A later snapshot from the file watcher replaces it with
+  its title saying "now" instead of "at session start".
+- **Changed files** (``#sidebar-files``): files changed in this session. From the tools' results
+  (write/edit diffs, summed) merged with git's view (``set_git_changes``: files changed since
+  the session started, by bash commands too, with counts against HEAD, which win for the files
+  git lists); a file git cannot speak for (changed before the session, or ignored) keeps the
+  tools' counts.
 
 Visible by default when the terminal is at least ``WIDE_COLUMNS`` wide (the app sets the
 ``-wide`` screen class through Textual's horizontal breakpoints); ``toggle()`` (Ctrl+B) shows or
@@ -142,6 +146,7 @@ class Sidebar(VerticalScroll, can_focus=False):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.changes: dict[str, tuple[int, int]] = {}
+        self.git_changes: Any | None = None  # agent.runtime.agent_builder.WorkspaceChanges
         self.git_snapshot: Any | None = None
         self.plan_event: Any | None = None
 
@@ -157,10 +162,28 @@ class Sidebar(VerticalScroll, can_focus=False):
         yield files
 
     # -- content -----------------------------------------------------------------------------
-    def set_git(self, snapshot: Any | None) -> None:
-        """Show the session-start git snapshot (``None``: not taken)."""
+    def set_git(self, snapshot: Any | None, *, live: bool = False) -> None:
+        """Show a git snapshot (``None``: not taken): the session-start one, or with ``live`` a
+        later one, titled as such."""
         self.git_snapshot = snapshot
-        self.query_one("#sidebar-git", SidebarSection).set_body(git_text(snapshot))
+        section = self.query_one("#sidebar-git", SidebarSection)
+        section.title = "Git · now" if live else "Git · at session start"
+        section.set_body(git_text(snapshot))
+
+    def set_git_changes(self, changes: Any | None) -> None:
+        """Take git's view of the changed files (``WorkspaceChanges``; None: no repository or
+        git failed, so the tools' reports stand alone)."""
+        self.git_changes = changes
+        self.query_one("#sidebar-files", SidebarSection).set_body(self._files_body)
+
+    def changed_rows(self) -> list[tuple[str, int, int]]:
+        """The Changed-files rows ``(path, added, removed)``: the tools' files in the order they
+        changed, then the other files git lists; git's counts for every file it lists."""
+        rows = dict(self.changes)
+        if self.git_changes is not None:
+            for change in self.git_changes.files:
+                rows[change.path] = (change.added or 0, change.removed or 0)
+        return [(path, added, removed) for path, (added, removed) in rows.items()]
 
     def record_change(self, path: str, added: int, removed: int) -> None:
         """Add one write/edit of ``path`` (line counts from its diff)."""
@@ -176,11 +199,11 @@ class Sidebar(VerticalScroll, can_focus=False):
     def reset_changes(self) -> None:
         """Forget the changed files (a new conversation)."""
         self.changes.clear()
+        self.git_changes = None
         self.query_one("#sidebar-files", SidebarSection).set_body(self._files_body)
 
     def _files_body(self, width: int) -> Text:
-        return files_text(((path, a, r) for path, (a, r) in self.changes.items()), width,
-                          getattr(self.app, "theme_variables", None))
+        return files_text(self.changed_rows(), width, getattr(self.app, "theme_variables", None))
 
     def set_plan(self, event: Any | None) -> None:
         """Show the plan checklist of an approved ``PlanUpdated`` event (``None`` hides it)."""

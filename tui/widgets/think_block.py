@@ -7,22 +7,11 @@ when expanded, the thought text. Built on ``ReasoningBlock`` (same keys: Enter, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from .blocks import ReasoningBlock
-
-
-def thought_text(arguments: Any) -> str:
-    """Return the thought of a think call: ``arguments["thought"]``, or the raw arguments as text
-    (invalid JSON arrives as a string)."""
-    if isinstance(arguments, dict):
-        thought = arguments.get("thought")
-        if isinstance(thought, str):
-            return thought
-        return "" if not arguments else str(arguments)
-    return "" if arguments is None else str(arguments)
 
 
 if TYPE_CHECKING:
@@ -33,11 +22,11 @@ class ThinkBlock(ReasoningBlock):
     """One think call. ``finish(output, result)`` records the tool result; an error (a
     malformed call) shows in the header and its message in the body."""
 
-    def __init__(self, call_id: str, arguments: Any = None) -> None:
+    def __init__(self, call_id: str, thought: str = "") -> None:
+        """``thought``: the text of the call (the tool's view gives it)."""
         super().__init__()
         self.call_id = call_id
-        self.arguments = arguments
-        self.text = thought_text(arguments)
+        self.text = thought
         self.is_error = False
         self.add_class("think")
 

@@ -31,21 +31,9 @@ from .diff_view import DiffView, diff_stats
 from .plain_output import PlainOutput
 
 if TYPE_CHECKING:
-    from agent.events import ToolResult
+    from agent.events import ToolResult, ToolView
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-#: Argument keys that summarise a call best, per tool (first present wins).
-_SUMMARY_KEYS = {
-    "bash": ("command",),
-    "read": ("path",),
-    "write": ("path",),
-    "edit": ("path",),
-    "grep": ("pattern",),
-    "glob": ("pattern",),
-    "think": ("thought",),
-}
-
 
 def format_duration(seconds: float) -> str:
     """Return a short duration: ``0.4s``, ``12s``, ``2m05s`` (seconds in, text out)."""
@@ -57,32 +45,10 @@ def format_duration(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s"
 
 
-def summarize_arguments(name: str, arguments: Any, width: int = 100) -> str:
-    """Return a one-line summary of a tool call's arguments, at most ``width`` characters.
-
-    Known tools show their main argument (``bash`` its command, ``read`` its path...); others a
-    compact JSON. Raw (invalid JSON) arguments are shown as they came.
-    """
-    if isinstance(arguments, dict):
-        summary = ""
-        for key in _SUMMARY_KEYS.get(name, ()):
-            if key in arguments:
-                summary = str(arguments[key])
-                break
-        if name == "grep" and arguments.get("path"):
-            summary += f"  in {arguments['path']}"
-        if name == "read" and ("offset" in arguments or "limit" in arguments):
-            summary += f"  [{arguments.get('offset', 1)}:+{arguments.get('limit', '')}]"
-        if not summary:
-            summary = json.dumps(arguments, ensure_ascii=False, separators=(", ", ": "))
-    elif arguments is None:
-        summary = ""
-    else:
-        summary = str(arguments)
-    summary = " ".join(summary.split())  # one line
-    if len(summary) > width:
-        summary = summary[: width - 1] + "…"
-    return summary
+def fit_summary(summary: str, width: int = 100) -> str:
+    """``summary`` on one line, at most ``width`` characters (an ellipsis marks a cut)."""
+    summary = " ".join(summary.split())
+    return summary if len(summary) <= width else summary[: width - 1] + "…"
 
 
 def _full_arguments(arguments: Any) -> str:
@@ -207,12 +173,17 @@ class ToolBlock(Widget, can_focus=True):
     expanded: reactive[bool] = reactive(False)
     status: reactive[str] = reactive("running")  # running, ok, error, cancelled
 
-    def __init__(self, call_id: str, name: str, arguments: Any = None, *,
+    def __init__(self, call_id: str, name: str, arguments: Any = None, *, view: "ToolView | None" = None,
                  duration_format: Callable[[float], str] | None = None) -> None:
+        """``view``: how the call is shown (from its tool); without one, the name and the
+        arguments on one line."""
         super().__init__(classes="block")
+        from agent.tools.view import generic_view
+
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
+        self.view = view if view is not None else generic_view(name, arguments)
         self.output: str | None = None
         self.display_output: str | None = None  # (``display`` is Textual's visibility flag)
         self.is_error = False
@@ -264,8 +235,8 @@ class ToolBlock(Widget, can_focus=True):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{arrow} ")
         text.append(f"{self._icon()} ", style="bold")
-        text.append(self.tool_name, style="bold")
-        summary = summarize_arguments(self.tool_name, self.arguments)
+        text.append(self.view.title, style="bold")
+        summary = fit_summary(self.view.summary)
         if summary:
             text.append(f"  {summary}")
         return text
@@ -405,11 +376,10 @@ class ToolBlock(Widget, can_focus=True):
     # -- body ----------------------------------------------------------------------------------
     def _body_widgets(self) -> list[Widget]:
         widgets: list[Widget] = []
-        args = self.arguments
-        if self.tool_name == "bash" and isinstance(args, dict) and "command" in args:
-            widgets.append(PlainOutput(f"$ {args['command']}", classes="tool-args"))
-        elif self.tool_name not in ("edit", "write") or not self.diff:
-            full = _full_arguments(args)
+        if self.view.command is not None:
+            widgets.append(PlainOutput(f"$ {self.view.command}", classes="tool-args"))
+        elif self.view.body != "diff" or not self.diff:
+            full = _full_arguments(self.arguments)
             if full and full not in ("{}", "[]"):
                 widgets.append(PlainOutput(full, max_lines=40, classes="tool-args"))
         if self.diff:
