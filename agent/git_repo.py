@@ -8,7 +8,10 @@ the sidebar's changed-files list and the pinned "files changed" list need, whoev
 (a tool, a command run by bash, the user in an editor). Paths are relative to the repository root,
 ``/``-separated, non-UTF-8 bytes kept as surrogate escapes (``os.fsdecode``).
 
-gitpython finds the repository and reads its layout without starting a process
+``import git`` runs ``git version`` with no time limit, so a stuck git would hang whoever imports
+gitpython first; ``_gitpython()`` imports it only after the same command answered through the
+bounded runner (once per process; a git that does not answer makes every call here give None).
+gitpython then finds the repository and reads its layout without starting a process
 (``Repo(search_parent_directories=True)``, ``working_tree_dir``, ``common_dir``, ``bare``). The
 git commands run through the bounded runner of ``git_context`` instead of gitpython's ``execute``: its ``kill_after_timeout`` kills git but not a child holding the pipe, so a stuck
 git with a 0.5 s limit held the call for 30 s; ours kills the process group at the deadline and
@@ -19,13 +22,16 @@ caps the output in bytes. Every call shares one deadline, so a stuck git costs a
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 # A missing git binary must not make ``import git`` raise: every call then fails as "no git".
 os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+#: Time the first use waits for ``git version`` before importing gitpython (seconds).
+GIT_PROBE_TIMEOUT_S = 2.0
 
 #: git's empty tree: the base of a repository without commits.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -62,10 +68,13 @@ class RepositoryDirs:
 
 
 def repository_dirs(path: Path | str) -> RepositoryDirs | None:
-    """The repository containing ``path``, or None outside one, for a bare repository, or a
-    missing path. Reads ``.git`` only: starts no process, cannot hang."""
-    import git
-
+    """The repository containing ``path``, or None outside one, for a bare repository, a
+    missing path, or a git that does not answer. Reads ``.git`` only (after gitpython's import,
+    see ``_gitpython``): cannot hang."""
+    try:
+        git = _gitpython()
+    except _GitFailed:
+        return None
     try:
         repo = git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError, ValueError):
@@ -87,13 +96,42 @@ def repository_root(path: Path | str) -> Path | None:
     return dirs.root if dirs is not None else None
 
 
+_probe_lock = threading.Lock()
+_probed: bool | None = None  # None: not tried yet
+
+
+def _gitpython() -> Any:
+    """The ``git`` package (gitpython), imported once git answered ``git version`` within
+    ``GIT_PROBE_TIMEOUT_S``; raises ``_GitFailed`` when it did not (stuck or broken git). A
+    missing git binary still imports (``GIT_PYTHON_REFRESH=quiet``): its calls fail later."""
+    global _probed
+    with _probe_lock:
+        if _probed is None:
+            from .git_context import GitUnavailable, git_env, run_bounded
+
+            try:
+                result = run_bounded(["git", "version"], Path("/"),
+                                     deadline=time.monotonic() + GIT_PROBE_TIMEOUT_S, max_bytes=4096,
+                                     env=git_env())
+                _probed = not result.timed_out
+            except (GitUnavailable, OSError):
+                _probed = True  # no git at all: gitpython imports quietly and every call fails
+        if not _probed:
+            raise _GitFailed("git did not answer `git version`")
+    import git
+
+    return git
+
+
 def changed_files(workspace: Path | str, *, timeout_s: float = 2.0) -> list[ChangedFile] | None:
     """The files changed in the repository of ``workspace`` (see the module docstring), sorted
     by path; None outside a repository, without git, or when git fails or does not finish
     within ``timeout_s`` seconds (all calls together)."""
-    import git
-
     deadline = time.monotonic() + timeout_s
+    try:
+        git = _gitpython()
+    except _GitFailed:
+        return None
     try:
         repo = git.Repo(workspace, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError, ValueError):

@@ -131,3 +131,25 @@ class TestChangedFiles:
     def test_long_paths_are_cut_from_the_left(self) -> None:
         text = files_text([("src/very/deep/package/module_name.py", 12, 3)], 24).plain
         assert len(text) == 24 and text.endswith("+12 -3") and text.startswith("…") and "module_name.py" in text
+
+
+async def test_a_stuck_git_does_not_freeze_the_ui(make_app, workspace, ui, tmp_path, monkeypatch) -> None:
+    import os
+    import time
+
+    from tui.widgets.prompt_input import PromptInput
+
+    _git(workspace, "init", "-q")
+    fake = tmp_path / "stuck-bin"
+    fake.mkdir()
+    (fake / "git").write_text("#!/bin/sh\nsleep 60\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    app, _ = make_app([])
+    started = time.monotonic()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("h", "i")  # the prompt answers while git hangs in the session's worker
+        assert app.query_one(PromptInput).text == "hi"
+        await ui.wait_prepared(pilot, app, timeout=30)
+        assert time.monotonic() - started < 30, "git is killed at its time limit, not waited for"
+        assert "did not answer" in _section(app, "#sidebar-git")
