@@ -296,14 +296,14 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
     def on_unmount(self) -> None:
         # Thread workers cannot be killed: stop the turn so the process can exit promptly.
         self.runner.cancel()
-        from .session_commands import stop_watching
+        from .watching import stop_watching
 
         stop_watching(self)
 
 
     def on_watch_event(self, message: Any) -> None:
-        """The file watcher saw a change (tui/session_commands.WatchEvent): refresh the sidebar."""
-        from .session_commands import on_watch_event
+        """The file watcher saw a change (tui/watching.WatchEvent): refresh the sidebar."""
+        from .watching import on_watch_event
 
         on_watch_event(self, message)
 

@@ -96,7 +96,7 @@ class SessionLifecycleMixin:
             history.entries[:0] = load_history(Path(workspace), history.limit)
             del history.entries[: -history.limit]
         if self.session.resumed is not None:  # --continue / --resume ID
-            from .session_commands import show_resumed_at_start
+            from .resume_view import show_resumed_at_start
 
             # Draws the welcome block, the resumed conversation and the notices itself.
             await show_resumed_at_start(self)
@@ -106,7 +106,7 @@ class SessionLifecycleMixin:
                 await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
         self.call_after_refresh(self.runner.prepare)
         if getattr(self, "pick_session_at_start", False):  # `opencli-tui --resume` without an id
-            from .session_commands import open_picker
+            from .resume_view import open_picker
 
             self.call_after_refresh(open_picker, self)
 
@@ -140,7 +140,7 @@ class SessionLifecycleMixin:
         status.context_window = message.context_window
         status.prepared = True
         self.main_screen.query_one(Sidebar).set_git(self.session.git)
-        from .session_commands import start_watching
+        from .watching import start_watching
 
         start_watching(self)  # external changes and git state refresh the sidebar
         self.refresh_changed_files()

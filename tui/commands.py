@@ -18,10 +18,14 @@ async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
         await app.show_notice(f"Unknown command /{name}. Type /help for the list; start with // to send "
                               f"a message beginning with '/'.", kind="warning")
         return
-    if name in ("undo", "resume"):
-        from . import session_commands
+    if name == "undo":
+        from .session_commands import undo
 
-        await (session_commands.undo(app) if name == "undo" else session_commands.resume(app, args))
+        await undo(app)
+    elif name == "resume":
+        from .resume_view import resume
+
+        await resume(app, args)
     elif name == "help":
         app.action_help()
     elif name == "quit":

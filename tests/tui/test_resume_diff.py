@@ -11,7 +11,7 @@ from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
 from agent.session.journal import sessions_dir
-from tui.session_commands import resume_session
+from tui.resume_view import resume_session
 from tui.widgets.diff_view import DiffView
 from tui.widgets.sidebar import Sidebar
 from tui.widgets.tool_block import ToolBlock

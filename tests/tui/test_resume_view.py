@@ -16,7 +16,7 @@ from agent.runtime.build import build_session
 from agent.session.journal import sessions_dir
 from tui.screens.plan_screen import PlanScreen
 from tui.screens.session_picker import SessionPickerScreen
-from tui.session_commands import resume_session
+from tui.resume_view import resume_session
 from tui.widgets.blocks import NoticeBlock, ReminderMark, UserBlock
 from tui.widgets.conversation import Conversation
 from tui.widgets.tool_block import ToolBlock

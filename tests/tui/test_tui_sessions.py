@@ -172,8 +172,8 @@ class TestResume:
 
 class TestWatcher:
     async def test_an_external_change_refreshes_the_sidebar(self, make_app, workspace, ui, monkeypatch) -> None:
-        from tui import session_commands
-        from tui.session_commands import WatchEvent
+        from tui import watching
+        from tui.watching import WatchEvent
 
         app, _ = make_app([{"tool_calls": [{"name": "read", "arguments": {"path": "calc.py"}}]}, {"content": "ok"}])
         async with app.run_test(size=(120, 36)) as pilot:
@@ -181,8 +181,8 @@ class TestWatcher:
             await ui.wait_turn(pilot, app)
             await ui.wait_for(pilot, lambda: app.session._watcher is not None, what="the watcher to start")
             seen: list[WatchEvent] = []
-            original = session_commands.on_watch_event
-            monkeypatch.setattr(session_commands, "on_watch_event",
+            original = watching.on_watch_event
+            monkeypatch.setattr(watching, "on_watch_event",
                                 lambda app_, message: (seen.append(message), original(app_, message)))
             # The watcher picks up the newly read file's folder within about half a second: write
             # until it reports (each write is a new change).

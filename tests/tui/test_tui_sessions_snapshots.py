@@ -12,7 +12,7 @@ import pytest
 from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
-from tui.session_commands import resume_session
+from tui.resume_view import resume_session
 from tui.widgets.prompt_input import PromptInput
 
 SIZE = (120, 36)
