@@ -29,7 +29,7 @@ from collections import Counter
 from typing import Any, Callable, Collection, Sequence
 
 from ..messages import AssistantMessage, Message, ToolResultMessage
-from .pins import FAIL_RE, ledger_of, looks_failed, parse_test_command
+from .test_runs import FAIL_RE, ledger_of, looks_failed, parse_test_command
 from .records import is_dict_list, to_dicts, to_records
 
 #: Capabilities of the default tool names, ours and the aliases used in the handed cases.

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent.context.compaction.summary import MODEL_SUMMARY_HEADING, SUMMARY_HEADER, summary_request
-from agent.context.pins import cap_middle
+from agent.context.truncation.truncate import cap_middle
 from agent.context.compaction.rewrite import compact
 from agent.context.records import to_dicts
 from agent.context.repair import pairing_ok

@@ -7,7 +7,8 @@ import json
 
 from agent.context.compaction.summary import SUMMARY_HEADER
 from agent.context.compaction.rewrite import compact
-from agent.context.pins import collect_pins, parse_test_command, ledger_of
+from agent.context.pins import collect_pins
+from agent.context.test_runs import ledger_of, parse_test_command
 from agent.messages import AssistantMessage, ModeMessage, ToolCall, ToolResultMessage, UserMessage
 
 FULL_FAIL = "tests/test_a.py F.\ntests/test_b.py FF\nE   AssertionError: total is 3\n=== 12 failed, 30 passed in 1.2s ==="

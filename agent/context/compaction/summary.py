@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from ...messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from ..budget import count_text_tokens
-from ..pins import cap_middle
+from ..truncation.truncate import cap_middle
 
 SUMMARY_HEADER = "[Context summary: the earlier part of this conversation was compacted; the originals are in the session journal.]"
 MODEL_SUMMARY_HEADING = "## Summary of the earlier work"

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Callable, Collection
 
 from ...messages import Message, UserMessage
-from ..pins import Pins, cap_middle
+from ..pins import Pins
+from ..truncation.truncate import cap_middle
 from .summary import CONTINUE_LINE, MODEL_SUMMARY_HEADING, SUMMARY_HEADER, build_summary_text
 
 #: What a kept plan-execution prompt says once the current plan is pinned in the summary (the

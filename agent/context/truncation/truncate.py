@@ -136,7 +136,7 @@ def _line_count(text: str) -> int:
 def cut_middle(text: str, max_chars: int) -> tuple[str, str, bool]:
     """Split ``text`` (longer than ``max_chars``) into the kept head and tail (30% / 70% of the
     budget, snapped to line boundaries; see the module docstring) and whether the tail starts a
-    line. The one middle cut: tool outputs here, compaction transcripts in ``pins.cap_middle``."""
+    line. The one middle cut: tool outputs here, compaction transcripts in ``cap_middle``."""
     head_budget = int(max_chars * HEAD_FRACTION)
     head = head_part(text, head_budget)
     tail, at_line_start = tail_part(text, max_chars - head_budget)
@@ -201,3 +201,15 @@ def _human_size(size: int | None) -> str:
         if size < 1024 or unit == "GB":
             return f"{size:.1f} {unit}"
     return f"{size} bytes"  # pragma: no cover
+
+
+def cap_middle(text: str, cap: int) -> str:
+    """``text`` cut to about ``cap`` characters by ``cut_middle``, with a marker of
+    the characters left out (no saved file, so not the tool-output marker). ``cap <= 0``: no cap."""
+    if cap <= 0 or len(text) <= cap:
+        return text
+    head, tail, _ = cut_middle(text, cap)
+    omitted = len(text) - len(head) - len(tail)
+    if head and not head.endswith("\n"):
+        head += "\n"
+    return f"{head}[... {omitted} characters left out ...]\n{tail}"
