@@ -128,22 +128,10 @@ def changed_files(workspace: Path | str, *, timeout_s: float = 2.0) -> list[Chan
     by path; None outside a repository, without git, or when git fails or does not finish
     within ``timeout_s`` seconds (all calls together)."""
     deadline = time.monotonic() + timeout_s
-    try:
-        git = _gitpython()
-    except _GitFailed:
+    dirs = repository_dirs(workspace)
+    if dirs is None:
         return None
-    try:
-        repo = git.Repo(workspace, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError, ValueError):
-        return None
-    try:
-        if repo.bare:
-            return None
-        root = Path(repo.working_tree_dir or workspace)
-    except (git.GitError, OSError, ValueError):
-        return None
-    finally:
-        repo.close()
+    root = dirs.root
     try:
         base = "HEAD" if _has_commit(root, deadline) else EMPTY_TREE
         counts = _run(root, deadline, "diff", base, "--numstat", "-z", "--no-renames", "--no-ext-diff",
