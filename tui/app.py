@@ -107,6 +107,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         self.duration_format = duration_format
         self.handler: EventHandler | None = None
         self.queued: list[str] = []
+        self._progress: Any = None  # the NoticeBlock of show_progress, while its work runs
         #: Prompts (and commands) submitted before the session was open; run once it is.
         self._early_prompts: list[str] = []
         self._last_ctrl_c = 0.0
@@ -252,6 +253,22 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
             return
         await self.main_screen.query_one(Conversation).add(NoticeBlock(message, kind=kind))
 
+    async def show_progress(self, message: str) -> None:
+        """Add a notice that lasts while the turn or job now starting runs ("Compacting the
+        context...", "Planning..."): it is taken away when that work ends, which its own result
+        (the compaction mark, the plan) then shows."""
+        from .widgets.blocks import NoticeBlock
+
+        if self.closing:
+            return
+        await self._end_progress()
+        self._progress = NoticeBlock(message)
+        await self.main_screen.query_one(Conversation).add(self._progress)
+
+    async def _end_progress(self) -> None:
+        block, self._progress = self._progress, None
+        if block is not None and block.is_attached:
+            await block.remove()
 
     # -- agent messages ------------------------------------------------------------------------
     @property
@@ -280,6 +297,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
             await self.handler.close_open_blocks()
         self.runner.turn_ended()
         self.main_screen.query_one(StatusBar).activity = ""
+        await self._end_progress()
         await self.plan_mode.turn_ended(message)  # a planning pass ended: open the plan screen
         if self.queued:
             await self.send_prompt(self.queued.pop(0))

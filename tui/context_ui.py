@@ -59,7 +59,7 @@ async def run_compact(app: Any, focus: str) -> None:
 
         app.main_screen.query_one(StatusBar).activity = "compacting..."
         what = f" (focus: {focus})" if focus else ""
-        await app.show_notice(f"Compacting the context{what}...")
+        await app.show_progress(f"Compacting the context{what}...")
 
 
 def open_inspector(app: Any, tokens_before: int | None = None, tokens_after: int | None = None) -> None:

@@ -223,7 +223,7 @@ class PlanModeController:
         self.hide_hint()
         conversation = self.app.main_screen.query_one(Conversation)
         await conversation.add(UserBlock(task))
-        await self.app.show_notice("Planning (read-only: nothing in the workspace changes)...")
+        await self.app.show_progress("Planning (read-only: nothing in the workspace changes)...")
         conversation.follow()
         session = self.app.session
         self.app.runner.start_turn(task, run=lambda emit, cancel: session.plan_turn(task, emit, cancel))
@@ -252,7 +252,9 @@ class PlanModeController:
     async def _closed(self, plan: "Plan | None") -> None:
         if plan is None:
             self.app.session.discard_plan()
-            await self.app.show_notice("Plan discarded; nothing was changed.")
+            from agent.plan.prompts import DISCARDED_NOTICE
+
+            await self.app.show_notice(DISCARDED_NOTICE)
             return
         await self.approve(plan)
 

@@ -26,6 +26,7 @@ from .session_commands import forget_undone
 from .watching import stop_watching
 
 if TYPE_CHECKING:
+    from agent.events import CompactionDone
     from agent.messages import ToolResultMessage
     from agent.session.resume import LoadedSession
 
@@ -116,9 +117,7 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     """Clear the conversation pane and redraw the session's resumed messages as blocks (user
     prompts, assistant text, reasoning, tool calls with their results and reminder marks); the
     message that started an approved plan becomes the live "Plan approved" notice."""
-    from agent.plan.prompts import approved_notice
-
-    from .widgets.blocks import NoticeBlock, UserBlock, WelcomeBlock
+    from .widgets.blocks import NoticeBlock, WelcomeBlock
     from .widgets.conversation import Conversation
     from .widgets.status_bar import StatusBar
 
@@ -143,17 +142,79 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
     await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count}"
                                        + (f"; the first {hidden} are not shown)" if hidden else ")")))
-    for warning in (resumed.warnings if resumed is not None else []):
+    if resumed is None:
+        return
+    for warning in resumed.warnings:
         await conversation.add(NoticeBlock(warning, kind="warning"))
-    undos = _undo_marks(resumed)
-    plan_prompts = resumed.plan_prompts if resumed is not None else {}
-    for index, message in enumerate(messages[hidden:], start=hidden):
-        while undos and undos[0][0] <= index:  # an /undo made between these messages
-            _forget_in_sidebar(handler, undos.pop(0)[1])
+    replay = _Replay(session, resumed, handler, hidden)
+    for record in resumed.records:
+        await replay.record(record)
+    await handler.close_open_blocks()  # calls without a saved result: the session stopped there
+    conversation.scroll_end(animate=False)
+
+
+class _Replay:
+    """Feeds a resumed journal's records, in order, to the live event handler as the events they
+    stand for, so the resumed screen is built by the same code as the live one: messages become
+    text, reasoning and tool events; plan records the sidebar checklist and the approval and
+    discard lines; compaction records their marks; a turn that ended otherwise than done its stop
+    line; an undo its line and the sidebar's changed files. Records before the first shown
+    message (``hidden`` messages are skipped) only update the sidebar."""
+
+    def __init__(self, session: "UISession", resumed: "LoadedSession", handler: "EventHandler", hidden: int) -> None:
+        self.session, self.resumed, self.handler = session, resumed, handler
+        self.hidden = hidden
+        self.seen = 0  # message records read so far
+
+    @property
+    def shown(self) -> bool:
+        return self.seen > self.hidden
+
+    async def record(self, record: object) -> None:
+        from agent.session.records import CompactionRecord, EventRecord, MessageRecord, PlanRecord
+
+        if isinstance(record, MessageRecord):
+            self.seen += 1
+            if self.shown:
+                await self.message(record.message)
+        elif isinstance(record, PlanRecord):
+            await self.plan(record)
+        elif not self.shown:
+            if isinstance(record, EventRecord) and record.is_undo:
+                _forget_in_sidebar(self.handler, list(record.files or []))
+        elif isinstance(record, CompactionRecord):
+            await self.handler.handle(compaction_event(record))
+        elif isinstance(record, EventRecord) and record.is_undo:
+            from .widgets.blocks import NoticeBlock
+
+            lines = list(record.files or [])
+            await self.handler.end_streams()
+            await self.handler.conversation.add(NoticeBlock("Undo: " + "; ".join(lines)))
+            _forget_in_sidebar(self.handler, lines)
+        elif isinstance(record, EventRecord) and record.is_turn_finished and record.stop_reason not in (None, "done"):
+            await self._stop(record.stop_reason)
+
+    async def _stop(self, stop_reason: str) -> None:
+        from agent.events import TurnFinished
+
+        handler = self.handler
+        guard, handler.guard = handler.guard, None
+        await handler.handle(TurnFinished(stop_reason=stop_reason, final_text="", session_id=self.session.session_id))
+        handler.guard = guard
+        handler.retire_stop_panel()  # a resumed stop is history: no Continue button on it
+
+    async def message(self, message: object) -> None:
+        from agent.plan.prompts import approved_notice
+
+        from .widgets.blocks import NoticeBlock, UserBlock
+
+        handler, conversation = self.handler, self.handler.conversation
         role = message.role
-        if role == "user" and message.id in plan_prompts:
+        if role == "user" and message.id in self.resumed.plan_prompts:
             await handler.end_streams()  # live, the approval showed this line, not the instruction
-            await conversation.add(NoticeBlock(approved_notice(plan_prompts[message.id])))
+            await conversation.add(NoticeBlock(approved_notice(self.resumed.plan_prompts[message.id])))
+        elif role == "user" and getattr(message, "origin", "user") == "summary":
+            return  # a compaction's summary: its mark stands for it
         elif role == "user":
             await handler.end_streams()
             await conversation.add(UserBlock(message.content))
@@ -166,14 +227,40 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
             for call in message.tool_calls:
                 arguments = call.parsed_arguments()
                 await handler.handle(ToolCallStarted(id=call.id, name=call.name, arguments=arguments,
-                                                     view=session.tool_view(call.name, arguments)))
+                                                     view=self.session.tool_view(call.name, arguments)))
         elif role == "tool":
-            await _show_reminders(handler, resumed, message)
-            await handler.handle(resumed_tool_result(resumed, message))
-    for _, lines in undos:
-        _forget_in_sidebar(handler, lines)
-    await handler.close_open_blocks()  # calls without a saved result: the session stopped there
-    conversation.scroll_end(animate=False)
+            await _show_reminders(handler, self.resumed, message)
+            await handler.handle(resumed_tool_result(self.resumed, message))
+
+    async def plan(self, record: object) -> None:
+        """An approved or updated plan fills the sidebar checklist as its live event did; a
+        discarded one empties it and, when shown, says so as the live screen did."""
+        from agent.plan.prompts import DISCARDED_NOTICE
+
+        from .widgets.blocks import NoticeBlock
+
+        handler = self.handler
+        if record.sets_plan:
+            await handler.handle(record.plan.to_event(approved=True))
+        elif record.event == "discarded":
+            if handler.sidebar is not None:
+                handler.sidebar.set_plan(None)
+            if self.shown:
+                await handler.end_streams()
+                await handler.conversation.add(NoticeBlock(DISCARDED_NOTICE))
+
+
+def compaction_event(record: object) -> "CompactionDone":
+    """The ``CompactionDone`` event a journaled compaction was emitted as (message counts from
+    its id lists), for its mark in a resumed conversation."""
+    from agent.events import CompactionDone
+
+    pinned = record.pinned
+    names = [str(name) for name in pinned] if isinstance(pinned, list) else []
+    return CompactionDone(tokens_before=record.tokens_before, tokens_after=record.tokens_after,
+                          summarized=len(record.ids("summarized")), pruned=len(record.ids("pruned")),
+                          aggregated=len(record.ids("aggregated")), stubbed=len(record.ids("stubbed")),
+                          thrash=record.thrash, pinned=names)
 
 
 async def _show_reminders(handler: "EventHandler", resumed: "LoadedSession", message: "ToolResultMessage") -> None:
@@ -187,13 +274,6 @@ async def _show_reminders(handler: "EventHandler", resumed: "LoadedSession", mes
         handler.last_tool = block  # the marks go under this call's block
     for text in reminders:
         await handler.handle(ReminderInjected(text=text))
-
-
-def _undo_marks(resumed: "LoadedSession | None") -> list[tuple[int, list[str]]]:
-    """The undo events of a resumed journal as ``(messages before it, file lines)``, in order
-    (``LoadedSession.undo_marks``): the changed files the redrawn edit blocks add to the sidebar
-    are dropped again at that point."""
-    return resumed.undo_marks() if resumed is not None else []
 
 
 def _forget_in_sidebar(handler: "EventHandler", lines: list[str]) -> None:

@@ -78,6 +78,10 @@ def execution_prompt(plan: Plan, *, edited: bool = False) -> str:
     return EXECUTION_PROMPT.format(plan=plan.to_markdown(), edited=" (they edited it)" if edited else "")
 
 
+#: The line a UI shows where the user discarded a proposed plan.
+DISCARDED_NOTICE = "Plan discarded; nothing was changed."
+
+
 def approved_notice(plan: Plan) -> str:
     """Return the one line a UI shows where the user approved ``plan`` (instead of the
     ``execution_prompt`` sent to the model): ``Plan approved: TITLE (N steps). Carrying it out;
