@@ -266,6 +266,16 @@ class Notice(_Event):
     message: str
 
 
+class JournalStatus(_Event):
+    """The session journal's writes changed state: ``state`` ``retrying`` (a write failed; the
+    records are kept and retried: a warning), ``failed`` (journaling cannot resume for now: the
+    TUI marks it persistently) or ``ok`` (writes resumed); ``message`` says what happened."""
+
+    type: Literal["journal_status"] = "journal_status"
+    state: Literal["ok", "retrying", "failed"]
+    message: str
+
+
 class ErrorEvent(_Event):
     """An error, in one line."""
 
@@ -325,6 +335,7 @@ AgentEvent = Union[
     CompactionDone,
     GuardTriggered,
     Notice,
+    JournalStatus,
     ErrorEvent,
     TurnFinished,
     PermissionRequest,

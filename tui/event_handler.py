@@ -90,6 +90,7 @@ class EventHandler:
             ev.ToolCallStarted: self._on_tool_started,
             ev.ToolCallFinished: self._on_tool_finished,
             ev.Notice: self._on_notice,
+            ev.JournalStatus: self._on_journal_status,
             ev.ErrorEvent: self._on_error,
             ev.GuardTriggered: self._on_guard,
             ev.ContextUsage: self._on_context_usage,
@@ -213,6 +214,13 @@ class EventHandler:
 
     async def _on_notice(self, event: Notice) -> None:
         await self.conversation.add(NoticeBlock(event.message))
+
+    async def _on_journal_status(self, event: Any) -> None:
+        """A journal write failed (a warning), journaling stopped (also a persistent mark in the
+        status bar) or resumed (the mark goes)."""
+        self.status.journal_failed = event.state == "failed"
+        await self.conversation.add(NoticeBlock(("⚠ " if event.state != "ok" else "") + event.message,
+                                                kind="warning" if event.state != "ok" else "notice"))
 
     async def _on_error(self, event: ErrorEvent) -> None:
         await self.end_streams()
