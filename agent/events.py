@@ -319,6 +319,8 @@ class PermissionRequest(_Event):
     arguments: Any = None
     capability: str = ""
     preview: str = ""
+    #: Why this call asks although the tool was allowed for the session (risky commands), or "".
+    note: str = ""
     reply: Future = Field(default_factory=Future, exclude=True, repr=False)
 
 

@@ -294,7 +294,8 @@ class EventHandler:
             return
         from .screens.permission import PermissionScreen  # first use only: keeps start-up light
 
-        screen = PermissionScreen(event.tool_name, event.arguments, event.capability, event.preview)
+        screen = PermissionScreen(event.tool_name, event.arguments, event.capability, event.preview,
+                                  note=getattr(event, "note", ""))
         # Close the prompt if the loop stops waiting (turn cancelled) before the user answers.
         reply.add_done_callback(lambda _future: screen.withdraw())
         await self.app.push_screen(screen, resolve)

@@ -111,7 +111,7 @@ class ToolCallsMixin:
             if verdict.access == "deny":
                 return ToolOutput(text=verdict.message, is_error=True, outcome="denied")
             if verdict.access == "ask":
-                decision = self._ask(call, tool, ctx, emit, cancel)
+                decision = self._ask(call, tool, ctx, emit, cancel, note=verdict.note)
                 if decision is None:
                     return ToolOutput(text=INTERRUPTED_TEXT, is_error=True, outcome="cancelled")
                 if decision.allow and decision.scope != "once" and self.config.permission_rules is not None:
@@ -178,7 +178,7 @@ class ToolCallsMixin:
                 f"and nothing in the workspace may change. You may use: {usable}.")
 
     def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
-             cancel: threading.Event) -> PermissionDecision | None:
+             cancel: threading.Event, note: str = "") -> PermissionDecision | None:
         preview = ""
         try:
             args = self.registry.parse_arguments(call)
@@ -186,7 +186,7 @@ class ToolCallsMixin:
         except Exception:  # invalid arguments: the registry reports them after approval
             preview = call.arguments
         request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=call.parsed_arguments(),
-                                    capability=tool.capability.value, preview=preview)
+                                    capability=tool.capability.value, preview=preview, note=note)
         emit(request)
         waited_from = time.monotonic()
         try:
