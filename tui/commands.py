@@ -22,6 +22,10 @@ async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
         from . import session_commands
 
         await (session_commands.undo(app) if name == "undo" else session_commands.resume(app, args))
+    elif name == "sessions":
+        from .screens.sessions_screen import SessionsScreen
+
+        app.push_screen(SessionsScreen(app.session.workspace, getattr(app.session, "session_id", None)))
     elif name == "help":
         app.action_help()
     elif name == "quit":
