@@ -22,8 +22,7 @@ DETECT_SECRETS_PLUGINS = (
     "discord.DiscordBotTokenDetector", "github_token.GitHubTokenDetector", "gitlab_token.GitLabTokenDetector",
     "jwt.JwtTokenDetector", "mailchimp.MailchimpDetector", "npm.NpmDetector", "openai.OpenAIDetector",
     "pypi_token.PypiTokenDetector", "sendgrid.SendGridDetector", "slack.SlackDetector",
-    "square_oauth.SquareOAuthDetector", "stripe.StripeDetector", "telegram_token.TelegramBotTokenDetector",
-    "twilio.TwilioKeyDetector",
+    "square_oauth.SquareOAuthDetector", "stripe.StripeDetector", "twilio.TwilioKeyDetector",
 )
 
 _NAME = r"[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL)[A-Za-z0-9_]*"
@@ -40,15 +39,25 @@ class SecretPattern:
     #: Lowercase strings one of which every match contains: the regex is skipped for a text that
     #: has none of them (a cheap ``in`` test instead of a regex scan). Empty: always run.
     needles: tuple[str, ...] = ()
+    #: Matches may span lines (the pattern then scans the whole text when a needle occurs).
+    multiline: bool = False
+    #: ``needles`` are looked for in the text as it is, not lower-cased (upper-case names).
+    exact_needles: bool = False
+    #: Lowercase strings one of which the text must contain besides ``needles`` (checked with
+    #: ``in``, not used to pick lines).
+    requires: tuple[str, ...] = ()
+    #: The regex is matched against the lower-cased text (it is written in lower case; faster
+    #: than ``(?i)``); the spans found apply to the text as it is.
+    on_lowered: bool = False
 
 
 #: Our own patterns (applied before detect-secrets' ones).
-_KEYWORDS = ("password", "passwd", "secret", "key", "token", "credential")
+_KEYWORDS = ("pass", "secret", "key", "token", "credential")
 
 OWN_PATTERNS = (
     SecretPattern("private key", r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                                  r"[\s\S]{0,20000}?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", 0,
-                  ("private key",)),
+                  ("private key",), multiline=True),
     SecretPattern("URL password", r"://[^\s:/?#@\"'<>]{1,200}:([^\s/?#@\"'<>]{1,200})@", 1, ("://",)),
     SecretPattern("API key", r"\bsk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_-]{20,}", 0, ("sk-",)),
     SecretPattern("AWS key", r"\b(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}\b", 0,
@@ -56,19 +65,23 @@ OWN_PATTERNS = (
     SecretPattern("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9_]{36,}|github_pat_[A-Za-z0-9_]{22,})", 0,
                   ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     SecretPattern("secret variable", r"(?<![A-Za-z0-9_])" + _NAME + r"=[\"']?((?=[^\s\"']*[A-Za-z])[^\s\"']{6,})", 1,
-                  _KEYWORDS),
-    SecretPattern("secret value", r"(?i)(?:password|passwd|secret|api_?key|access_?token|auth_?token)[\"']?\s*[:=]\s*"
-                                  r"[\"']([^\"'\s]{6,})[\"']", 1, _KEYWORDS),
+                  ("PASS", "SECRET", "KEY", "TOKEN", "CREDENTIAL"), exact_needles=True),
+    SecretPattern("secret value", r"(?:password|passwd|secret|api_?key|access_?token|auth_?token)[\"']?\s*[:=]\s*"
+                                  r"[\"']([^\"'\s]{6,})[\"']", 1,
+                  ('"', "'"), requires=_KEYWORDS,
+                  on_lowered=True),
 )
 
-#: ``needles`` of detect-secrets' plugins (by class name); the others always run.
+#: ``needles`` of detect-secrets' plugins (by class name; an upper-case tuple is matched exactly);
+#: the others always run.
+_GITLAB = ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-")
 PLUGIN_NEEDLES = {
     "AWSKeyDetector": ("a3t", "abia", "acca", "akia", "asia", "aws"), "AzureStorageKeyDetector": ("accountkey=",),
-    "BasicAuthDetector": ("://",), "GitHubTokenDetector": ("gh",), "GitLabTokenDetector": ("gl", "gr1348941"),
-    "JwtTokenDetector": ("eyj",), "MailchimpDetector": ("-us",), "NpmDetector": ("_authtoken",),
-    "OpenAIDetector": ("t3blbkfj",), "PypiTokenDetector": ("pypi-",), "SendGridDetector": ("sg.",),
-    "SlackDetector": ("xox", "hooks.slack.com"), "SquareOAuthDetector": ("sq0csp-",), "StripeDetector": ("k_live_",),
-    "TwilioKeyDetector": ("ac", "sk"),
+    "BasicAuthDetector": ("://",), "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "GitLabTokenDetector": _GITLAB, "JwtTokenDetector": ("eyj",), "MailchimpDetector": ("-us",),
+    "NpmDetector": ("_authtoken",), "OpenAIDetector": ("t3blbkfj",), "PypiTokenDetector": ("pypi-",),
+    "SendGridDetector": ("sg.",), "SlackDetector": ("xox", "hooks.slack.com"), "SquareOAuthDetector": ("sq0csp-",),
+    "StripeDetector": ("k_live_",), "TwilioKeyDetector": ("AC", "SK"), "DiscordBotTokenDetector": (".",),
 }
 
 
@@ -90,7 +103,9 @@ def detect_secrets_patterns() -> list[SecretPattern]:
         label = getattr(plugin, "secret_type", class_name)
         for compiled in denylist:
             regex = ("(?i)" if compiled.flags & re.IGNORECASE else "") + compiled.pattern
-            found.append(SecretPattern(label, regex, 1 if compiled.groups else 0, PLUGIN_NEEDLES.get(class_name, ())))
+            needles = PLUGIN_NEEDLES.get(class_name, ())
+            exact = bool(needles) and all(n.isupper() for n in needles)
+            found.append(SecretPattern(label, regex, 1 if compiled.groups else 0, needles, exact_needles=exact))
     return found
 
 

@@ -20,6 +20,7 @@ import threading
 from typing import Any, Mapping
 
 from .patterns import OWN_PATTERNS, compile_patterns, detect_secrets_patterns
+from .scan import apply_spans, find_spans
 
 #: Environment variable names whose values are secrets (case-insensitive search in the name).
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
@@ -65,12 +66,8 @@ class Redactor:
         for escaped, name in self._escaped.items():
             if escaped in text:
                 text = text.replace(escaped, f"[redacted {name}]")
-        lowered = text.lower()
-        for pattern, compiled, _ in self._patterns:
-            if pattern.needles and not any(n in lowered for n in pattern.needles):
-                continue
-            text = compiled.sub(_replacer(pattern.label, pattern.group), text)
-        return text
+        spans = find_spans(text, [(p, c) for p, c, _ in self._patterns], lambda label: f"[redacted {label}]")
+        return apply_spans(text, spans)
 
     def data(self, data: bytes) -> bytes:
         """Raw bytes (a saved tool output) with every secret replaced (the replacement is ASCII)."""
@@ -79,12 +76,9 @@ class Redactor:
         if self._value_re_bytes is not None:
             values = {v.encode("utf-8", "surrogateescape"): n for v, n in self._values.items()}
             data = self._value_re_bytes.sub(lambda m: f"[redacted {values[m.group(0)]}]".encode(), data)
-        lowered = data.lower()
-        for pattern, _, compiled in self._patterns:
-            if pattern.needles and not any(n.encode() in lowered for n in pattern.needles):
-                continue
-            data = compiled.sub(_replacer_bytes(pattern.label, pattern.group), data)
-        return data
+        spans = find_spans(bytes(data), [(p, c) for p, _, c in self._patterns],
+                           lambda label: f"[redacted {label}]".encode())
+        return apply_spans(bytes(data), spans)
 
     def value(self, value: Any) -> Any:
         """A JSON-like value (dicts, lists, strings...) with every string in it redacted; keys are
@@ -101,30 +95,6 @@ class Redactor:
 @functools.lru_cache(maxsize=1)
 def _compiled_patterns():
     return compile_patterns(list(OWN_PATTERNS) + detect_secrets_patterns())
-
-
-def _replacer(label: str, group: int):
-    def replace(match: re.Match[str]) -> str:
-        if group == 0 or match.group(group) is None:
-            return f"[redacted {label}]"
-        start, end = match.span(group)
-        base = match.start()
-        whole = match.group(0)
-        return whole[:start - base] + f"[redacted {label}]" + whole[end - base:]
-    return replace
-
-
-def _replacer_bytes(label: str, group: int):
-    tag = f"[redacted {label}]".encode()
-
-    def replace(match: re.Match[bytes]) -> bytes:
-        if group == 0 or match.group(group) is None:
-            return tag
-        start, end = match.span(group)
-        base = match.start()
-        whole = match.group(0)
-        return whole[:start - base] + tag + whole[end - base:]
-    return replace
 
 
 _default_lock = threading.Lock()

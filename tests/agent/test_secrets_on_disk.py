@@ -159,3 +159,9 @@ def test_journal_redacts_key_patterns_not_only_secret_named_variables(tmp_path):
     (record,) = list(read_journal(tmp_path / "j" / "s.jsonl"))
     assert SK not in record["text"] and "pw-s3cret" not in record["text"]
     assert os.stat(tmp_path / "j" / "s.jsonl").st_mode & 0o077 == 0
+
+
+def test_redaction_of_quoted_values_when_lowercasing_changes_the_length():
+    redactor = Redactor(environ={})
+    out = redactor.text('İstanbul: password = "abc123456"')  # "İ".lower() is two characters
+    assert "abc123456" not in out and out.startswith("İstanbul")
