@@ -141,3 +141,22 @@ def test_journal_persistent_failure_marks_the_status_bar(tmp_path):
             return bar.info_text().plain
 
     assert "journal not saved" in asyncio.run(run())
+
+
+def test_journal_failure_warns_on_stderr_in_headless_runs(tmp_path, monkeypatch):
+    import io
+
+    from tui.headless import run_headless
+
+    session, _ = make_session(tmp_path, [{"content": "done"}])
+    monkeypatch.setattr(journal_module, "_write_all", FlakyDisk(failures=1))
+    out, err = io.StringIO(), io.StringIO()
+    code = run_headless(session, "task", output_format="json", out=out, err=err)
+    path = session.journal_path
+    session.close()
+    assert code == 0
+    lines = err.getvalue().splitlines()
+    assert any(line.startswith("opencli-tui: warning: session journal") and "No space left" in line for line in lines)
+    assert any("writes resumed" in line for line in lines)
+    kinds = [r.get("kind") for r in read_journal(path)]
+    assert "session" in kinds and kinds.count("message") == 2
