@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 
 from agent.events import JournalStatus
 from agent.session import journal as journal_module
@@ -111,9 +112,9 @@ def test_journal_enospc_in_a_turn_emits_a_warning_and_the_reload_has_every_messa
     session, _ = make_session(tmp_path, [{"content": "one"}, {"content": "two"}])
     rec = Recorder()
     disk = FlakyDisk(failures=1)
-    session.run_turn("first", rec, __import__("threading").Event())
+    session.run_turn("first", rec, threading.Event())
     monkeypatch.setattr(journal_module, "_write_all", disk)
-    session.run_turn("second", rec, __import__("threading").Event())
+    session.run_turn("second", rec, threading.Event())
     statuses = rec.of(JournalStatus)
     assert [s.state for s in statuses] == ["retrying", "ok"]
     path = session.journal_path
