@@ -165,3 +165,21 @@ def test_redaction_of_quoted_values_when_lowercasing_changes_the_length():
     redactor = Redactor(environ={})
     out = redactor.text('İstanbul: password = "abc123456"')  # "İ".lower() is two characters
     assert "abc123456" not in out and out.startswith("İstanbul")
+
+
+def test_stream_redaction_drops_a_key_block_longer_than_what_is_held():
+    from agent.secrets import stream as stream_module
+
+    body = "\n".join("QUJDREVGR0hJSktMTU5PUFFSU1RVVldY" * 2 for _ in range(3000))  # about 200 kB
+    data = f"before\n-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----\nafter\n".encode()
+    assert len(data) > 2 * stream_module.MAX_HELD_BYTES
+    stream = StreamRedactor(Redactor(environ={}))
+    out = b"".join(stream.feed(data[i:i + 4096]) for i in range(0, len(data), 4096)) + stream.flush()
+    assert b"QUJDREVG" not in out
+    assert out.startswith(b"before\n[redacted private key]") and out.endswith(b"\nafter\n")
+
+
+def test_stream_redaction_of_a_key_block_cut_off_by_the_end_of_the_output():
+    stream = StreamRedactor(Redactor(environ={}))
+    out = stream.feed(b"x\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx7\n") + stream.flush()
+    assert out == b"x\n[redacted private key]"
