@@ -206,9 +206,18 @@ class SessionJournal:
             return
         self._pending.append(line)
         self._pending_chars += len(line)
+        dropped, first = 0, False
         while self._pending_chars > MAX_PENDING_CHARS and len(self._pending) > 1:
             self._pending_chars -= len(self._pending.popleft())
-            self.lost += 1
+            dropped += 1
+        if dropped:
+            first = self.lost == 0
+            self.lost += dropped
+            self.state = "failed"
+        if dropped and first:  # said once; the count is repeated when writes resume
+            self._report("failed", f"session journaling stopped: {self.error or 'writes fail'}; more than "
+                                   f"{MAX_PENDING_CHARS // 2**20} MiB waited, so the {self.lost} oldest "
+                                   f"record{'s' if self.lost != 1 else ''} waiting were dropped")
         self.retry()
 
     def retry(self) -> bool:

@@ -161,3 +161,15 @@ def test_journal_failure_warns_on_stderr_in_headless_runs(tmp_path, monkeypatch)
     assert any("writes resumed" in line for line in lines)
     kinds = [r.get("kind") for r in read_journal(path)]
     assert "session" in kinds and kinds.count("message") == 2
+
+
+def test_journal_queue_over_its_memory_cap_reports_the_dropped_records(tmp_path, monkeypatch):
+    monkeypatch.setattr(journal_module, "MAX_PENDING_CHARS", 2000)
+    journal = SessionJournal(tmp_path / "s.jsonl")
+    monkeypatch.setattr(journal_module, "_write_all", FlakyDisk(failures=10**6))
+    for n in range(30):
+        journal.append({"kind": "test", "n": n, "pad": "x" * 200})
+    reports = journal.take_reports()
+    assert journal.lost > 0 and journal.state == "failed"
+    assert len([r for r in reports if "dropped" in r.message and r.state == "failed"]) == 1
+    journal.close()
