@@ -295,6 +295,16 @@ class Notice(_Event):
     message: str
 
 
+class JournalStatus(_Event):
+    """The session journal's writes changed state: ``state`` ``retrying`` (a write failed; the
+    records are kept and retried: a warning), ``failed`` (journaling cannot resume for now: the
+    TUI marks it persistently) or ``ok`` (writes resumed); ``message`` says what happened."""
+
+    type: Literal["journal_status"] = "journal_status"
+    state: Literal["ok", "retrying", "failed"]
+    message: str
+
+
 class ErrorEvent(_Event):
     """An error, in one line."""
 
@@ -344,6 +354,8 @@ class PermissionRequest(_Event):
     preview: str = ""
     view: ToolView | None = None
     diff: str | None = None
+    #: Why this call asks although the tool was allowed for the session (risky commands), or "".
+    note: str = ""
     reply: Future = Field(default_factory=Future, exclude=True, repr=False)
 
 
@@ -360,6 +372,7 @@ AgentEvent = Union[
     CompactionDone,
     GuardTriggered,
     Notice,
+    JournalStatus,
     ErrorEvent,
     TurnFinished,
     PermissionRequest,

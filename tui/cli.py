@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--output-format", choices=["text", "json"], default="text",
                      help="text (rich) or json (one event per line)")
     _common_flags(run, suppress_defaults=True)
+    sessions = sub.add_parser("sessions", help="list this project's saved sessions (id, date, size, first prompt)")
+    sessions.add_argument("--delete", metavar="ID", help="delete this session (its journal and saved outputs)")
+    sessions.add_argument("-C", dest="cwd", type=Path, default=argparse.SUPPRESS, help="the project folder")
     return parser
 
 
@@ -140,6 +143,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"opencli-tui: error: workspace {workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
 
+    if args.command == "sessions":
+        from .sessions_cli import run_sessions_command
+
+        return run_sessions_command(workspace, args.delete)
     resume, problem = _resume_target(args, workspace)
     if problem is not None:
         print(problem, file=sys.stderr)

@@ -34,6 +34,7 @@ COMMANDS: list[Command] = [
     Command("compact", "/compact [FOCUS]", "compact the context now (FOCUS: what the summary must keep)"),
     Command("undo", "/undo", "restore the files the last turn changed"),
     Command("resume", "/resume [ID]", "resume a saved session of this project (a picker without ID)"),
+    Command("sessions", "/sessions", "list this project's saved sessions (date, size, first prompt); delete one"),
     Command("quit", "/quit", "leave the app"),
 ]
 

@@ -26,6 +26,10 @@ async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
         from .resume_view import resume
 
         await resume(app, args)
+    elif name == "sessions":
+        from .screens.sessions_screen import SessionsScreen
+
+        app.push_screen(SessionsScreen(app.session.workspace, app.session.session_id))
     elif name == "help":
         app.action_help()
     elif name == "quit":

@@ -89,6 +89,7 @@ class EventHandler:
             ev.ToolCallStarted: self._on_tool_started,
             ev.ToolCallFinished: self._on_tool_finished,
             ev.Notice: self._on_notice,
+            ev.JournalStatus: self._on_journal_status,
             ev.ErrorEvent: self._on_error,
             ev.GuardTriggered: self._on_guard,
             ev.ContextUsage: self._on_context_usage,
@@ -214,6 +215,13 @@ class EventHandler:
     async def _on_notice(self, event: Notice) -> None:
         await self.conversation.add(NoticeBlock(event.message))
 
+    async def _on_journal_status(self, event: Any) -> None:
+        """A journal write failed (a warning), journaling stopped (also a persistent mark in the
+        status bar) or resumed (the mark goes)."""
+        self.status.journal_failed = event.state == "failed"
+        await self.conversation.add(NoticeBlock(("⚠ " if event.state != "ok" else "") + event.message,
+                                                kind="warning" if event.state != "ok" else "notice"))
+
     async def _on_error(self, event: ErrorEvent) -> None:
         await self.end_streams()
         await self.conversation.add(ErrorBlock(event.message))
@@ -287,7 +295,7 @@ class EventHandler:
         from .screens.permission import PermissionScreen  # first use only: keeps start-up light
 
         screen = PermissionScreen(event.tool_name, event.arguments, event.capability, event.preview,
-                                  view=event.view, diff=event.diff)
+                                  view=event.view, diff=event.diff, note=event.note)
         # Close the prompt if the loop stops waiting (turn cancelled) before the user answers.
         reply.add_done_callback(lambda _future: screen.withdraw())
         await self.app.push_screen(screen, resolve)

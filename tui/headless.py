@@ -16,8 +16,8 @@ import threading
 from typing import Any, TextIO
 
 from agent.events import (
-    AgentEvent, ErrorEvent, GuardTriggered, Notice, PermissionRequest, PlanUpdated, ReasoningDelta, TextDelta,
-    ToolCallFinished, ToolCallStarted, TurnFinished,
+    AgentEvent, ErrorEvent, GuardTriggered, JournalStatus, Notice, PermissionRequest, PlanUpdated, ReasoningDelta,
+    TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
 )
 
 EXIT_CODES = {"done": 0, "error": 1, "max_turns": 3, "stuck": 4, "cancelled": 130}
@@ -194,6 +194,9 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
     pipe_closed = threading.Event()
 
     def emit(event: AgentEvent) -> None:
+        if isinstance(event, JournalStatus):  # on stderr in both formats: stdout may be a pipe
+            label = "warning" if event.state != "ok" else "notice"
+            print(f"opencli-tui: {label}: {event.message}", file=err, flush=True)
         if pipe_closed.is_set():
             return
         try:

@@ -3,7 +3,7 @@
 File: ``<user data dir>/history/<project key>.jsonl`` (``agent.config.files.user_data_dir``,
 ``agent.session.journal.project_key``), one ``{"text": ..., "time": ...}`` object per line, created
 0600 in a 0700 folder; secret values from the environment are redacted as in session journals
-(``agent.session.journal.redact``). Only the newest ``LIMIT`` prompts are read; the file is rewritten to
+(``agent.secrets.redact``). Only the newest ``LIMIT`` prompts are read; the file is rewritten to
 that length when it grows past twice as many. A missing, unreadable or torn file loses nothing
 but the lines that cannot be read.
 """
@@ -50,21 +50,18 @@ def append_history(workspace: Path, text: str, limit: int = LIMIT) -> None:
     """Append one sent prompt (redacted) to the project's history file; trim the file to the
     newest ``limit`` prompts once it holds more than twice that. Errors writing the file (a
     read-only home, a full disk) are swallowed: history is a convenience, never a reason to fail."""
-    from agent.session.journal import redact, secret_values
+    from agent.secrets.private_files import open_private, write_private_text
+    from agent.secrets.redact import redact_text
 
     path = history_path(workspace)
-    line = redact(json.dumps({"text": text, "time": round(time.time(), 3)}, ensure_ascii=False), secret_values())
+    line = json.dumps({"text": redact_text(text), "time": round(time.time(), 3)}, ensure_ascii=False)
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_private(path)
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(line + "\n")
         if path.stat().st_size > 2 * limit * 200:  # cheap check first: long files only
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             if len(lines) > 2 * limit:
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text("\n".join(lines[-limit:]) + "\n", encoding="utf-8")
-                os.chmod(tmp, 0o600)
-                os.replace(tmp, path)
+                write_private_text(path, "\n".join(lines[-limit:]) + "\n")
     except OSError:
         pass

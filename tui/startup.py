@@ -70,4 +70,10 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
         raise StartupError(f"opencli-tui: error: {exc}") from exc
     except OSError as exc:
         raise StartupError(f"opencli-tui: error: the session could not be read: {exc}") from exc
+    from agent.session.retention import apply_retention
+
+    kept = settings.retention
+    report = apply_retention(kept.max_age_days, kept.max_total_mb, keep={session.session_id})
+    if report.deleted:
+        notices.append(report.notice())
     return session, notices

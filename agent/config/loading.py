@@ -114,6 +114,10 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
         project.pop("api_base")
         notices.append(".opencli.toml may not set api_base; ignored (set it in your user config, env or --api-base).")
     _restrict_project_rules(project, user, notices)
+    bash = project.get("bash")
+    if isinstance(bash, dict) and bash.pop("env_allow", None) is not None:
+        notices.append(".opencli.toml may not pass secret environment variables to commands ([bash] env_allow); "
+                       "ignored (put it in your user config).")
     if "permission_mode" in project:
         try:
             wanted = PermissionMode(project["permission_mode"])

@@ -104,6 +104,23 @@ class PermissionRuleSettings(BaseModel):
     deny: list[str] = Field(default_factory=list, description="Rules that are always refused (e.g. [\"rm -rf\", \"git push\"]).")
 
 
+class BashSettings(BaseModel):
+    """The ``[bash]`` section: what commands run by the bash tool see (``agent.secrets.env``)."""
+
+    env_allow: list[str] = Field(default_factory=list, description=(
+        "Environment variables passed to commands although their names look secret (by default the "
+        "provider keys and names containing KEY, SECRET, TOKEN or PASSWORD are removed), e.g. [\"GITHUB_TOKEN\"]. "
+        "User config, env or flags only."))
+
+
+class RetentionSettings(BaseModel):
+    """The ``[retention]`` section: old sessions (journal and saved outputs) deleted at start,
+    oldest first, never the current or a locked (open) session."""
+
+    max_age_days: float = Field(30.0, ge=0, description="Delete sessions last written more than this many days ago (0 = keep all ages).")
+    max_total_mb: float = Field(2048.0, ge=0, description="Delete the oldest sessions while all of the user's sessions take more than this (MB; 0 = no size cap).")
+
+
 class Settings(BaseSettings):
     """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
 
@@ -131,6 +148,8 @@ class Settings(BaseSettings):
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
     reminders: ReminderSettings = Field(default_factory=ReminderSettings)
     permissions: PermissionRuleSettings = Field(default_factory=PermissionRuleSettings)
+    bash: BashSettings = Field(default_factory=BashSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

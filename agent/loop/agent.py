@@ -32,6 +32,7 @@ from ..events import (
     Emit,
     ErrorEvent,
     GuardTriggered,
+    JournalStatus,
     Notice,
     ReasoningDelta,
     StepStarted,
@@ -92,7 +93,6 @@ class Agent(ToolCallsMixin):
         self.checkpoints = None
         self.stamps_lock = threading.Lock()  # file_stamps/reminders vs the file watcher's thread
         self._in_tool = False
-        self._journal_error_reported = False
         self._end_turn = False  # set when a tool result asks to end the turn (metadata "end_turn")
         self._approval_wait_s = 0.0
         self._turn_options = TurnOptions()
@@ -121,9 +121,13 @@ class Agent(ToolCallsMixin):
         self.history.append(message)
         if self.journal is not None:
             self.journal.append_message(message)
-            if self.journal.error and not self._journal_error_reported:
-                self._journal_error_reported = True
-                emit(Notice(message=self.journal.error))
+            self.report_journal(emit)
+
+    def report_journal(self, emit: Emit) -> None:
+        """Emit a ``JournalStatus`` for each change of the journal's state since the last call."""
+        if self.journal is not None:
+            for report in self.journal.take_reports():
+                emit(JournalStatus(state=report.state, message=report.message))
 
     def build_request(self) -> ModelRequest:
         """Return the next main-loop request: system prompt + repaired history + tool schemas."""
@@ -179,6 +183,7 @@ class Agent(ToolCallsMixin):
             event = TurnFinished(stop_reason=reason, final_text=text, usage=usage, session_id=self.session_id)
             if self.journal is not None:
                 self.journal.append(EventRecord.turn_finished(reason, time.time()))
+                self.report_journal(emit)
             emit(event)
             return event
 

@@ -265,10 +265,12 @@ class Compactor:
         folder = Path(self.agent.output_dir)
         path = folder / f"tool-output-{safe_call_id(message.tool_call_id)}-context.txt"
         if not path.exists():
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            from ..secrets.private_files import open_private
+            from ..secrets.redact import redact_text
+
+            fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
-                handle.write(message.content)
+                handle.write(redact_text(message.content))
         return str(path.resolve())
 
     def _summarize(self, messages: list[dict[str, Any]], emit: Emit, cancel: threading.Event,

@@ -26,6 +26,8 @@ class LoopConfig:
     interactive: bool = False
     max_output_chars: int = 20000
     bash_timeout_s: float = 120.0
+    #: Secret-looking environment variables commands may still see (``[bash] env_allow``).
+    bash_env_allow: tuple[str, ...] = ()
     api_base: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None

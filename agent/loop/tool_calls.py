@@ -101,7 +101,8 @@ class ToolCallsMixin:
                  cancel: threading.Event) -> ToolOutput:
         ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
                           max_output_chars=self.config.max_output_chars,
-                          bash_timeout_s=self.config.bash_timeout_s, call_id=safe_call_id(call.id))
+                          bash_timeout_s=self.config.bash_timeout_s, call_id=safe_call_id(call.id),
+                          env_allow=self.config.bash_env_allow)
         tool = self.registry.get(call.name)
         refusal = self._capability_refusal(call.name, tool)
         if refusal:
@@ -113,7 +114,7 @@ class ToolCallsMixin:
             if verdict.access == "deny":
                 return ToolOutput(text=verdict.message, is_error=True, outcome="denied")
             if verdict.access == "ask":
-                decision = self._ask(call, tool, ctx, emit, cancel)
+                decision = self._ask(call, tool, ctx, emit, cancel, note=verdict.note)
                 if decision is None:
                     return ToolOutput(text=INTERRUPTED_TEXT, is_error=True, outcome="cancelled")
                 if decision.allow and decision.scope != "once" and self.config.permission_rules is not None:
@@ -180,7 +181,7 @@ class ToolCallsMixin:
                 f"and nothing in the workspace may change. You may use: {usable}.")
 
     def _ask(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
-             cancel: threading.Event) -> PermissionDecision | None:
+             cancel: threading.Event, note: str = "") -> PermissionDecision | None:
         preview, diff = "", None
         try:
             args = self.registry.parse_arguments(call)
@@ -195,7 +196,7 @@ class ToolCallsMixin:
         arguments = call.parsed_arguments()
         request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=arguments,
                                     capability=tool.capability.value, preview=preview,
-                                    view=self.registry.view(call.name, arguments), diff=diff)
+                                    view=self.registry.view(call.name, arguments), diff=diff, note=note)
         emit(request)
         waited_from = time.monotonic()
         try:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..config.settings import PermissionMode
 from ..tools.base import Capability
+from .grants import COMMAND_TOOLS, grant_gap_note, grant_gaps
 
 if TYPE_CHECKING:
     from .rules import PermissionRules
@@ -24,31 +25,48 @@ Access = Literal["allow", "ask", "deny"]
 
 @dataclass(frozen=True)
 class PermissionVerdict:
-    """The policy's answer for one call: ``access`` and, for a denial, the error ``message`` for
-    the model."""
+    """The policy's answer for one call: ``access``, for a denial the error ``message`` for the
+    model, and ``note``."""
 
     access: Access
     message: str = ""
+    #: Why the call asks although a session grant would cover its tool (``grants.grant_gap_note``).
+    note: str = ""
 
 
 def decide(tool_name: str, capability: Capability, arguments: object, *, mode: PermissionMode,
            rules: "PermissionRules | None", workspace: Path, interactive: bool) -> PermissionVerdict:
     """Decide one call of ``tool_name`` (decoded ``arguments``): deny rules, then the mode gate
     answered by allow rules, then the ``.git/`` protection; "ask" becomes a denial when
-    ``interactive`` is False (headless runs never prompt)."""
+    ``interactive`` is False (headless runs never prompt). A session grant of a command tool
+    (bash) does not answer for a line the risk analysis flags (``grants.grant_gaps``): that call
+    asks, with the reason in ``note``."""
     access = gate(capability, mode)
+    note = ""
     if rules is not None:
         ruling = rules.check(tool_name, arguments)
         if ruling.verdict == "deny":
             return PermissionVerdict("deny", ruling.message)
         if ruling.verdict == "allow" and access == "ask":
-            access = "allow"
+            gaps = _grant_gaps(tool_name, arguments, workspace, rules) if ruling.grant else []
+            if gaps:
+                note = grant_gap_note(tool_name, gaps)
+            else:
+                access = "allow"
     if access == "allow" and mode != PermissionMode.FULL_AUTO \
             and touches_protected_path(capability, arguments, workspace):
         access = "ask"  # .git/ holds hooks and config that run commands: an edit there is exec
     if access == "deny" or (access == "ask" and not interactive):
-        return PermissionVerdict("deny", denial_message(tool_name, capability, mode, headless=not interactive))
-    return PermissionVerdict(access)
+        message = denial_message(tool_name, capability, mode, headless=not interactive)
+        return PermissionVerdict("deny", message + (f" Note: {note}." if note else ""), note)
+    return PermissionVerdict(access, note=note)
+
+
+def _grant_gaps(tool_name: str, arguments: object, workspace: Path, rules: "PermissionRules") -> list[str]:
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    if tool_name not in COMMAND_TOOLS or not isinstance(command, str):
+        return []
+    return grant_gaps(command, Path(workspace), rules.session_prefixes)
 
 
 def gate(capability: Capability, mode: PermissionMode) -> Access:

@@ -43,21 +43,25 @@ def _prefix_match(words: tuple[str, ...], rule: tuple[str, ...]) -> bool:
 def command_prefix(command_line: str, words: int = 2) -> str:
     """A suggested prefix rule for ``command_line``: its first command's first word, plus the
     second when it is a subcommand (not an option or a path), e.g. ``git status``, ``pytest``.
-    When that first command is risky (``command_risk``: ``rm -rf build``, ``git push``, ``sudo``)
-    the whole first command is suggested instead, so the prefilled answer never allows every
-    ``rm`` for the session."""
+    When that first command is risky (``command_risk``: ``rm -rf build``, ``git push``, ``sudo``),
+    or the suggestion itself would be, nothing is suggested (""), so a prefilled answer never
+    allows a risky command for the session."""
     parsed = parse_command_line(command_line)
     if parsed.ok:
         first = parsed.commands[0].words if parsed.commands else ()
         if parsed.commands and command_risk(parsed.commands[0]):
-            return shlex.join(first)
+            return ""
     else:
         rough = rough_commands(command_line)
         first = rough[0] if rough else ()
     out = list(first[:1])
     if words > 1 and len(first) > 1 and re.fullmatch(r"[A-Za-z][\w:-]*", first[1]):
         out.append(first[1])
-    return shlex.join(out) if out else ""
+    suggestion = shlex.join(out) if out else ""
+    checked = parse_command_line(suggestion)
+    if suggestion and (not checked.ok or any(command_risk(c) for c in checked.commands)):
+        return ""
+    return suggestion
 
 
 RuleVerdict = Literal["allow", "deny", "none"]
@@ -66,11 +70,13 @@ RuleVerdict = Literal["allow", "deny", "none"]
 @dataclass(frozen=True)
 class RuleDecision:
     """What the rules say about one call: ``verdict`` (allow, deny, none = no rule decides),
-    the ``rule`` that decided and, for a denial, the error ``message`` for the model."""
+    the ``rule`` that decided, for a denial the error ``message`` for the model, and ``grant``."""
 
     verdict: RuleVerdict
     rule: str = ""
     message: str = ""
+    #: The allow came from a session grant (``t`` / ``p``), not from a configured rule.
+    grant: bool = False
 
 
 class PermissionRules:
@@ -141,7 +147,7 @@ class PermissionRules:
             prefixes = list(self.session_prefixes)  # command prefixes only, never tool names
             deny = list(self.deny)
             tools = set(self.session_tools)
-        tool_rules = {r[5:] for r in allow if r.startswith("tool:")} | tools
+        tool_rules = {r[5:] for r in allow if r.startswith("tool:")}
         tool_denies = {r[5:] for r in deny if r.startswith("tool:")}
         if tool_name not in COMMAND_TOOLS:
             tool_rules |= set(allow)
@@ -157,12 +163,15 @@ class PermissionRules:
                     f"Permission denied by the deny rule '{denied}' in the [permissions] config: the command "
                     f"line contains a command that matches '{denied}'. Do not retry it; ask the user "
                     f"or do it another way."))
-        if tool_name in tool_rules:
-            return RuleDecision("allow", f"tool:{tool_name}" if tool_name in COMMAND_TOOLS else tool_name)
-        if tool_name in COMMAND_TOOLS and isinstance(command, str):
-            rule = self._allowed_by(command, [r for r in allow if not r.startswith("tool:")] + prefixes)
-            if rule:
-                return RuleDecision("allow", rule)
+        configured = [r for r in allow if not r.startswith("tool:")]
+        for granted, tool_set, extra in ((False, tool_rules, []), (True, tools, prefixes)):
+            if tool_name in tool_set:
+                return RuleDecision("allow", f"tool:{tool_name}" if tool_name in COMMAND_TOOLS else tool_name,
+                                    grant=granted)
+            if tool_name in COMMAND_TOOLS and isinstance(command, str) and (extra or not granted):
+                rule = self._allowed_by(command, configured + extra)
+                if rule:
+                    return RuleDecision("allow", rule, grant=granted)
         return RuleDecision("none")
 
     @staticmethod

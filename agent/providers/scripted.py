@@ -14,6 +14,7 @@ none of these (a typo such as ``[{"contnet": "x"}]``) is refused when the file i
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -99,9 +100,13 @@ class ScriptedProvider:
     def _record(self, request: ModelRequest) -> None:
         self.requests.append(request)
         if self.log_path:
-            line = json.dumps({"purpose": request.purpose, "model": request.model,
-                               "messages": request.messages, "tools": request.tools})
-            with self.log_path.open("a", encoding="utf-8") as fh:
+            from ..secrets.private_files import open_private
+            from ..secrets.redact import default_redactor
+
+            record = {"purpose": request.purpose, "model": request.model,
+                      "messages": request.messages, "tools": request.tools}
+            line = json.dumps(default_redactor().value(record))  # a file on disk: 0600, secrets redacted
+            with os.fdopen(open_private(self.log_path), "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
 
     def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:

@@ -136,8 +136,10 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
 
     @property
     def output_dir(self) -> Path:
-        """Folder for saved full tool outputs: ``<workspace>/.opencli/tmp/<session_id>``."""
-        return self.workspace / ".opencli" / "tmp" / self.session_id
+        """Folder for saved full tool outputs, beside the session journal in the user data dir
+        (DESIGN.md 5b): ``<sessions_dir>/<session_id>/``, outside the workspace so no repository
+        can commit them (created 0700 on the first save)."""
+        return self.journal_path.parent / self.session_id
 
     @property
     def journal_path(self) -> Path:

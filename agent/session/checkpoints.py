@@ -212,9 +212,9 @@ class Checkpoints:
             return path
 
     def _turn_dir(self) -> Path:
-        folder = self.root / str(self._turn)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return folder
+        from ..secrets.private_files import private_dir
+
+        return private_dir(self.root / str(self._turn), self.root)
 
     def _ensure_manifest(self) -> dict[str, Any]:
         if self._manifest is None:
@@ -225,7 +225,9 @@ class Checkpoints:
     def _write_manifest(self) -> None:
         from ..tools.write import atomic_write
 
-        atomic_write(self._turn_dir() / MANIFEST, json.dumps(self._manifest).encode("ascii"))
+        path = self._turn_dir() / MANIFEST
+        atomic_write(path, json.dumps(self._manifest).encode("ascii"))
+        os.chmod(path, 0o600)
 
 
 def _digest(path: Path) -> str | None:

@@ -4,10 +4,12 @@ Each line is one typed record (``session.records``: the union of every record ki
 and the old shapes it still accepts); this module writes them and finds the files.
 
 Records are only ever added to this list, never changed. Lines are written whole and flushed
-as they happen; the file is created with mode 0600 and locked (``flock``) for the session's life.
-Secrets never go in: only records are written, never settings, and the values of secret-looking
-environment variables (API keys, tokens) are redacted from every line. A torn last line (power loss
-mid-write) is skipped with a warning on reading, and the next append starts on a new line.
+as they happen; the file is created with mode 0600 (in 0700 folders) and locked (``flock``) for
+the session's life. Secrets never go in: only records are written, never settings, and every
+string in a record is redacted (``agent.secrets.redact``: secret-looking environment values and
+key patterns). A torn line (power loss or a full disk mid-write) is skipped with a warning on
+reading, and the next append starts on a new line. A failed write is retried: see
+``SessionJournal``.
 
 Places (DESIGN.md 5b): ``<user data dir>/sessions/<project key>/<session_id>.jsonl``, the project
 key derived from the repository root, or the directory when there is none.
@@ -15,6 +17,7 @@ key derived from the repository root, or the directory when there is none.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -22,10 +25,14 @@ import os
 import re
 import time
 import uuid
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..config.files import user_data_dir
+from ..secrets.private_files import open_private
+from ..secrets.redact import Redactor, default_redactor
 from .records import MessageRecord, SystemPromptRecord, ToolDetailsRecord, RecordBase, read_journal, read_records
 
 if TYPE_CHECKING:
@@ -55,53 +62,90 @@ class SessionLockedError(RuntimeError):
     """Another process (or another journal object) holds the session's journal lock."""
 
 
-#: Environment variables whose values must never reach a journal (API keys, tokens, passwords).
-_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY)", re.IGNORECASE)
-_MIN_SECRET_LEN = 8
-
-
 def secret_values(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Return ``{value: name}`` for environment variables that look like secrets (name contains
-    API_KEY, TOKEN, SECRET, PASSWORD...; value at least 8 characters). Used to redact journals."""
-    env = os.environ if environ is None else environ
-    return {value: name for name, value in env.items()
-            if value and len(value) >= _MIN_SECRET_LEN and _SECRET_NAME.search(name)}
+    """Return ``{value: name}`` for environment variables that look like secrets (see
+    ``agent.secrets.redact.secret_values``)."""
+    from ..secrets.redact import secret_values as values
+
+    return values(environ)
 
 
-def redact(line: str, secrets: dict[str, str]) -> str:
-    """Replace every secret value in ``line`` (a JSON text) by ``[redacted NAME]``."""
-    for value, name in secrets.items():
-        encoded = json.dumps(value, ensure_ascii=False)[1:-1]  # as it appears inside a JSON string
-        if encoded in line:
-            line = line.replace(encoded, f"[redacted {name}]")
-    return line
+def redact(line: str, secrets: dict[str, str] | None = None) -> str:
+    """``line`` with secrets replaced by ``[redacted LABEL]``: the values in ``secrets``
+    (``{value: name}``; the environment's when None) and the key patterns."""
+    redactor = default_redactor() if secrets is None else Redactor(environ={}, extra=secrets)
+    return redactor.text(line)
+
+
+#: Consecutive failed appends after which the journal reports that it cannot resume.
+MAX_FAILED_APPENDS = 20
+#: Records kept in memory while the disk fails (characters); older ones beyond are counted as lost.
+MAX_PENDING_CHARS = 64 * 1024 * 1024
+
+JournalState = Literal["ok", "retrying", "failed"]
+
+
+@dataclass(frozen=True)
+class JournalReport:
+    """A change of the journal's state for the user: ``state`` is ``retrying`` (a write failed,
+    the records are kept and retried), ``failed`` (journaling cannot resume for now: shown
+    persistently) or ``ok`` (writes resumed, the kept records are on disk); ``message`` says so."""
+
+    state: JournalState
+    message: str
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less); raises ``OSError``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 class SessionJournal:
     """Appends records to ``path``; creates it (0600) and its folder (0700) on first write.
 
-    Crash safety: each record is one line written whole and flushed; when an existing journal
-    ends without a newline (a torn last line after a power loss) the next append starts on a new
-    line, so only the torn line is lost. Secret-looking environment values (``secret_values``)
-    are redacted from every line before it is written.
+    Crash safety: each record is one line written whole; when the file ends without a newline
+    (a torn line after a power loss or a failed write) the next write starts on a new line, so
+    only the torn line is lost, and a record whose line was complete but for its newline is not
+    written twice. Every string in a record is redacted (``agent.secrets.redact``).
+
+    Failed writes (disk full, I/O error): the record stays in a queue, in order, and every later
+    ``append`` (or ``retry()``) writes the queue first; nothing is dropped while the queue is under
+    ``MAX_PENDING_CHARS``. ``state`` is ``ok``, ``retrying`` (a write failed) or ``failed``
+    (``MAX_FAILED_APPENDS`` appends in a row failed, the file was deleted, or another instance holds
+    the lock); ``take_reports()`` returns each change once, for the UI: the first failure, giving
+    up, resuming. ``error`` is the message of the current failure (None when ``ok``).
 
     Exclusive use: the first write (or ``lock()``) takes ``fcntl.flock(LOCK_EX | LOCK_NB)`` on the
     file and holds it until ``close()`` or process exit (the kernel drops it on a crash, so a lock
     never goes stale). A second journal on the same file, in this or another process, cannot get
-    it: ``lock()`` raises ``SessionLockedError``; ``append`` records the same message in ``error``
-    and writes nothing. Other write failures (disk full, permissions) are also remembered in
-    ``error`` and reported once by the caller; they never stop the conversation.
+    it: ``lock()`` raises ``SessionLockedError``; ``append`` reports it (state ``failed``).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
         self.path = Path(path)
         self.error: str | None = None
-        self._fh = None
+        self.state: JournalState = "ok"
+        #: Records never written: beyond ``MAX_PENDING_CHARS``, or after a fatal failure.
+        self.lost = 0
+        self._fd: int | None = None
+        self._redactor = redactor
+        self._pending: deque[bytes] = deque()
+        self._pending_chars = 0
+        self._failures = 0
+        self._fatal = False
+        self._reports: list[JournalReport] = []
 
     @property
     def locked(self) -> bool:
         """True while this object holds the file open and locked."""
-        return self._fh is not None
+        return self._fd is not None
+
+    @property
+    def pending(self) -> int:
+        """How many records wait to be written (a write failed)."""
+        return len(self._pending)
 
     def lock(self) -> None:
         """Open (creating if needed, mode 0600) and lock the journal now, without writing.
@@ -110,10 +154,11 @@ class SessionJournal:
         cannot be opened. Idempotent."""
         self._open()
 
-    def _open(self):
-        if self._fh is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
+    def _open(self) -> int:
+        if self._fd is None:
+            root = user_data_dir()
+            fd = open_private(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND,
+                              root if root in self.path.parents else None)
             try:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -121,31 +166,124 @@ class SessionJournal:
                     raise SessionLockedError(
                         f"session {self.path.stem} is in use by another opencli-tui instance "
                         f"({self.path} is locked); close it first or start a new session") from None
-                os.fchmod(fd, 0o600)
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    os.write(fd, b"\n")  # a torn last line stays alone on its line
+                self._end_line(fd)
             except BaseException:
                 os.close(fd)
                 raise
-            self._fh = os.fdopen(fd, "a", encoding="utf-8")
-            self._secrets = secret_values()
-        return self._fh
+            self._fd = fd
+        return self._fd
+
+    @staticmethod
+    def _end_line(fd: int, next_line: bytes = b"") -> bool:
+        """Make the file end with a newline (a torn line stays alone on its line). Returns True
+        when the torn line is exactly ``next_line`` without its newline (it is then complete)."""
+        size = os.fstat(fd).st_size
+        if not size or os.pread(fd, 1, size - 1) == b"\n":
+            return False
+        body = next_line[:-1]
+        complete = False
+        if body and size >= len(body):
+            start = size - len(body)
+            complete = os.pread(fd, len(body), start) == body and (
+                start == 0 or os.pread(fd, 1, start - 1) == b"\n")
+        _write_all(fd, b"\n")
+        return complete
 
     def append(self, record: "RecordBase | dict[str, Any]") -> None:
-        """Write one record (a typed ``session.records`` record, or an already dumped one) as a
-        JSON line (secrets redacted) and flush it."""
-        if self.error:
-            return
+        """Queue one record (a typed ``session.records`` record, or an already dumped one) as a
+        redacted JSON line and write the queue (see the class docstring). Never raises."""
         try:
-            fh = self._open()
             data = record.dump() if isinstance(record, RecordBase) else record
-            fh.write(redact(json.dumps(data, ensure_ascii=False), self._secrets) + "\n")
-            fh.flush()
+            redactor = self._redactor or default_redactor()
+            line = (json.dumps(redactor.value(data), ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
+        except (TypeError, ValueError) as exc:
+            self.lost += 1
+            self._report("retrying" if self.state == "ok" else self.state,
+                         f"a session journal record could not be encoded and was not written: {exc}")
+            return
+        if self._fatal:
+            self.lost += 1
+            return
+        self._pending.append(line)
+        self._pending_chars += len(line)
+        dropped, first = 0, False
+        while self._pending_chars > MAX_PENDING_CHARS and len(self._pending) > 1:
+            self._pending_chars -= len(self._pending.popleft())
+            dropped += 1
+        if dropped:
+            first = self.lost == 0
+            self.lost += dropped
+            self.state = "failed"
+        if dropped and first:  # said once; the count is repeated when writes resume
+            self._report("failed", f"session journaling stopped: {self.error or 'writes fail'}; more than "
+                                   f"{MAX_PENDING_CHARS // 2**20} MiB waited, so the {self.lost} oldest "
+                                   f"record{'s' if self.lost != 1 else ''} waiting were dropped")
+        self.retry()
+
+    def retry(self) -> bool:
+        """Write the queued records now; True when none is left. Never raises."""
+        if self._fatal or not self._pending:
+            return not self._pending
+        try:
+            fd = self._open()
+            if os.fstat(fd).st_nlink == 0:
+                self._give_up(f"session journal {self.path} was deleted; {self._unwritten()} not written")
+                return False
+            if self._end_line(fd, self._pending[0]):
+                self._pending_chars -= len(self._pending.popleft())
+            while self._pending:
+                _write_all(fd, self._pending[0])
+                self._pending_chars -= len(self._pending.popleft())
         except SessionLockedError as exc:
-            self.error = f"session journal not written: {exc}"
-        except (OSError, TypeError, ValueError) as exc:
-            self.error = f"session journal {self.path} could not be written: {exc}"
+            self._give_up(f"session journal not written: {exc}")
+            return False
+        except OSError as exc:
+            self._failed(exc)
+            return False
+        if self.state != "ok":
+            self.error = None
+            self.state = "ok"
+            lost = f" ({self.lost} record{'s' if self.lost != 1 else ''} lost)" if self.lost else ""
+            self._report("ok", f"session journal writes resumed: the delayed records are on disk{lost}")
+        self._failures = 0
+        return True
+
+    def _unwritten(self) -> str:
+        count = len(self._pending) + self.lost
+        return f"{count} record{'s' if count != 1 else ''}"
+
+    def _failed(self, exc: OSError) -> None:
+        self._failures += 1
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        if exc.errno == errno.ENOENT:
+            self._give_up(f"session journal {self.path} cannot be written ({reason}); {self._unwritten()} not written")
+            return
+        self.error = f"session journal {self.path} could not be written ({reason})"
+        if self.state == "ok":
+            self.state = "retrying"
+            self._report("retrying", f"{self.error}; {self._unwritten()} kept in memory, retried on the next write")
+        elif self.state == "retrying" and self._failures >= MAX_FAILED_APPENDS:
+            self.state = "failed"
+            self._report("failed", f"session journaling stopped: {self.error} {self._failures} times in a row; "
+                                   f"{self._unwritten()} kept in memory and retried on every later write")
+
+    def _give_up(self, message: str) -> None:
+        self._fatal = True
+        self.lost += len(self._pending)
+        self._pending.clear()
+        self._pending_chars = 0
+        self.error = message
+        if self.state != "failed":
+            self.state = "failed"
+            self._report("failed", f"session journaling stopped: {message}")
+
+    def _report(self, state: JournalState, message: str) -> None:
+        self._reports.append(JournalReport(state, message))
+
+    def take_reports(self) -> list[JournalReport]:
+        """The state changes since the last call, oldest first (each is returned once)."""
+        reports, self._reports = self._reports, []
+        return reports
 
     def append_message(self, message: "Message") -> None:
         """Write one conversation record (``MessageRecord``)."""
@@ -156,11 +294,17 @@ class SessionJournal:
         self.append(ToolDetailsRecord.of(message, result))
 
     def close(self) -> None:
-        """Close the file and release the lock (later appends reopen and relock it)."""
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        """Try the queued records once more, close the file and release the lock (later appends
+        reopen and relock it)."""
+        if self._pending:
+            self.retry()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
-__all__ = ["SessionJournal", "SessionLockedError", "SystemPromptRecord", "new_session_id", "project_key",
-           "read_journal", "read_records", "redact", "secret_values", "sessions_dir"]
+__all__ = ["JournalReport", "SessionJournal", "SessionLockedError", "SystemPromptRecord", "new_session_id",
+           "project_key", "read_journal", "read_records", "redact", "secret_values", "sessions_dir"]

@@ -45,12 +45,15 @@ class ToolContext:
     """What a tool run may use.
 
     - ``workspace``: absolute, resolved workspace root; paths resolve inside it.
-    - ``output_dir``: folder for saved full outputs of truncated results
-      (``.opencli/tmp/<session_id>/``), created on demand.
+    - ``output_dir``: folder for saved full outputs of truncated results (beside the session
+      journal in the user data dir, ``<sessions>/<project key>/<session_id>/``), created on
+      demand; the ``read`` tool may read it (read-only) whatever the workspace.
     - ``cancel``: set when the user cancels; long tools poll it and stop.
     - ``max_output_chars``: cap for truncated tool output (characters; 0 = no truncation).
     - ``bash_timeout_s``: default time limit of the bash tool (seconds).
     - ``allowed_outside``: extra absolute roots the user allowed paths to resolve into.
+    - ``env_allow``: secret-looking environment variables commands may still see
+      (``agent.secrets.env``).
     """
 
     workspace: Path
@@ -60,6 +63,7 @@ class ToolContext:
     bash_timeout_s: float = 120.0
     allowed_outside: tuple[Path, ...] = ()
     call_id: str = ""
+    env_allow: tuple[str, ...] = ()
 
 
 class ToolOutput(BaseModel):

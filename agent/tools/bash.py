@@ -23,6 +23,7 @@ from pydantic import Field
 
 from ..context.truncation.bounded import BoundedOutput
 from ..process import kill_running_commands, run_streaming
+from ..secrets.env import command_environment
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .view import ToolView, one_line
 
@@ -34,10 +35,11 @@ MAX_TIMEOUT_S = 600.0
 PIPE_GRACE_S = 2.0
 
 
-def command_env() -> dict[str, str]:
-    """The environment of tool commands: ours, plus pagers disabled and git never prompting
-    (a prompt would wait on the missing stdin until the time limit)."""
-    env = dict(os.environ)
+def command_env(allow: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment of tool commands: ours without secrets (``agent.secrets.env``: provider
+    keys, ``*KEY*``, ``*SECRET*``, ``*TOKEN*``, ``*PASSWORD*``, except the names in ``allow``),
+    plus pagers disabled and git never prompting (a prompt would wait on the missing stdin)."""
+    env = command_environment(os.environ, allow)
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
 
@@ -97,7 +99,7 @@ class BashTool(Tool):
                 reader=output.read_from,
                 cancel=ctx.cancel,
                 timeout_s=timeout,
-                env=command_env(),
+                env=command_env(ctx.env_allow),
                 pipe_grace_s=PIPE_GRACE_S,
             )
         except BaseException as exc:

@@ -2,9 +2,9 @@
 
 A path given by the model is resolved against the workspace root, with ``..`` and every symlink
 followed (``Path.resolve``), and the final location must lie under one of the allowed roots: the
-workspace, the folder of saved tool outputs (``ctx.output_dir``, normally inside the workspace at
-``.opencli/tmp/...``) or a root the user allowed (``ctx.allowed_outside``). Checking the fully
-resolved path is what catches a symlink inside the workspace that points out of it.
+workspace, a root the user allowed (``ctx.allowed_outside``) and, for reading only, the folder of
+saved tool outputs (``ctx.output_dir``, beside the session journal in the user data dir). Checking
+the fully resolved path is what catches a symlink inside the workspace that points out of it.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from pathlib import Path
 from .base import ToolContext, ToolError
 
 
-def allowed_roots(ctx: ToolContext) -> list[Path]:
-    """Return the resolved absolute roots a tool path may resolve into (workspace first)."""
+def allowed_roots(ctx: ToolContext, reading: bool = False) -> list[Path]:
+    """Return the resolved absolute roots a tool path may resolve into (workspace first); with
+    ``reading`` the saved-output folder too."""
     roots = [Path(ctx.workspace).resolve()]
-    for extra in (ctx.output_dir, *ctx.allowed_outside):
+    for extra in ((ctx.output_dir,) if reading else ()) + tuple(ctx.allowed_outside):
         if extra is None:
             continue
         root = Path(extra).expanduser()
@@ -28,19 +29,20 @@ def allowed_roots(ctx: ToolContext) -> list[Path]:
     return roots
 
 
-def resolve_in_workspace(path: str, ctx: ToolContext) -> Path:
+def resolve_in_workspace(path: str, ctx: ToolContext, reading: bool = False) -> Path:
     """Return the absolute, fully resolved ``Path`` for a tool argument ``path``.
 
     Relative paths are taken from ``ctx.workspace``; ``~`` is expanded. Raises ``ToolError`` when
     the path is empty or contains a NUL character, when it cannot be resolved (a symlink loop),
     or when the resolved location is outside every allowed root: the message names the path, says
-    it is outside the workspace, and names the symlink target when a link led there.
+    it is outside the workspace, and names the symlink target when a link led there. ``reading``:
+    the saved-output folder (``ctx.output_dir``) is allowed too (the ``read`` tool).
     """
     if not isinstance(path, str) or not path.strip():
         raise ToolError("path is empty: give a file path relative to the workspace root")
     if "\x00" in path:
         raise ToolError(f"path {path!r} contains a NUL character")
-    roots = allowed_roots(ctx)
+    roots = allowed_roots(ctx, reading)
     workspace = roots[0]
     candidate = Path(path).expanduser()
     if not candidate.is_absolute():

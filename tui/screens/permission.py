@@ -149,6 +149,7 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
     #permission-prefix-label { width: auto; padding: 1 1 0 0; }
     #permission-prefix { width: 1fr; }
     #permission-risks { color: $error; margin-top: 1; }
+    #permission-note { color: $warning; }
     #permission-buttons Button { min-width: 10; }
     """
 
@@ -164,11 +165,13 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         """The request was answered or abandoned elsewhere; the screen closes itself."""
 
     def __init__(self, tool_name: str, arguments: Any = None, capability: str = "",
-                 preview: str = "", *, view: "ToolView | None" = None, diff: str | None = None) -> None:
+                 preview: str = "", *, view: "ToolView | None" = None, diff: str | None = None,
+                 note: str = "") -> None:
         """The fields of the ``PermissionRequest``: ``view`` how the call is shown (its
         ``command`` makes the prefix box and the risk highlight), ``diff`` the change a file
-        tool would make."""
+        tool would make, ``note`` why a call the session allowed asks again."""
         super().__init__()
+        self.note = note
         self.tool_name = tool_name
         self.arguments = arguments
         self.capability = capability
@@ -195,10 +198,15 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
                 text, reasons = highlighted_command(self.command)
                 if reasons:
                     yield Static(Text("⚠ " + "; ".join(reasons)), id="permission-risks", markup=False)
+            if self.note:
+                yield Static(Text("⚠ Asking because " + self.note), id="permission-note", markup=False)
+            if self.command is not None:
+                prefix = command_prefix(self.command)
                 with Horizontal(id="permission-prefix-row"):
                     yield Static("Prefix (p):", id="permission-prefix-label", markup=False)
-                    yield Input(value=command_prefix(self.command), id="permission-prefix",
-                                placeholder="command prefix, e.g. pytest")
+                    yield Input(value=prefix, id="permission-prefix",
+                                placeholder="command prefix, e.g. pytest" if prefix or not reasons
+                                else "no prefix suggested for a risky command; type one to allow it")
             yield Input(placeholder="Reason for denying (optional, sent to the model); Enter denies",
                         id="permission-reason")
             with Horizontal(id="permission-buttons"):

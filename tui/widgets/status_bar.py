@@ -57,6 +57,8 @@ class StatusBar(Horizontal):
     embedded: reactive[bool] = reactive(False)
     #: The context figure is a local estimate (the meter marks it "~").
     context_approximate: reactive[bool] = reactive(True)
+    #: The session journal cannot be written (a persistent mark until writes resume).
+    journal_failed: reactive[bool] = reactive(False)
 
     def compose(self) -> ComposeResult:
         from .context_meter import ContextMeter  # imports format_tokens from here
@@ -111,6 +113,8 @@ class StatusBar(Horizontal):
         text.append(perm_text)
         if activity:
             text.append(activity, style="italic")
+        if self.journal_failed:
+            text.append(" · ⚠ journal not saved", style="bold red")
         return text
 
     def fitted_parts(self, width: int) -> tuple[Text, int, int]:
@@ -188,6 +192,9 @@ class StatusBar(Horizontal):
         self._update()
 
     def watch_activity(self) -> None:
+        self._update()
+
+    def watch_journal_failed(self) -> None:
         self._update()
 
     def watch_embedded(self) -> None:

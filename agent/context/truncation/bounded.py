@@ -2,7 +2,8 @@
 
 Memory stays bounded (about 4 MiB plus the head/tail buffers) however many bytes are fed, and the
 saved file is written by a background thread (``writer``) while the pipe is read. The saved file
-holds the raw bytes exactly as produced, at ``<output_dir>/tool-output-<call_id>.txt`` (mode 0600;
+holds the raw bytes with secrets redacted (``agent.secrets.stream``), at
+``<output_dir>/tool-output-<call_id>.txt`` (mode 0600 in a 0700 folder;
 a numeric suffix when the name is taken, since some providers reuse call ids). It is written only
 when truncation happened or the output is binary. A failed save is reported in the marker and is
 never fatal. Binary output is replaced by a one-line note with its size and saved path.
@@ -25,6 +26,7 @@ from .normalise import (
     looks_binary_output,
     normalize_output,
 )
+from ...secrets.stream import StreamRedactor
 from .saved_file import close_quietly, create_output_file, describe_os_error
 from .truncate import (
     DEFAULT_MAX_CHARS,
@@ -72,11 +74,10 @@ class BoundedOutput:
     Up to ``MEMORY_BYTES`` (1 MiB) everything stays in memory and the result is exact. Past that
     the output *spills*: the first ``8 * head budget`` bytes are kept as the head, the last
     ``8 * tail budget`` bytes as the tail, and every byte streams through ``STREAM_SLOTS``
-    reusable buffers of ``STREAM_SLOT_BYTES`` that a background writer thread (one daemon thread
-    for the whole process, running jobs in order) appends to the saved file while the next buffer
-    fills. Memory therefore stays at about 4 MiB plus head and tail however many bytes arrive.
-    Byte and newline counts stay exact; the number of characters cut is estimated from the
-    characters-per-byte ratio of the head and tail (the marker says "about"). With
+    reusable buffers of ``STREAM_SLOT_BYTES`` that the background writer thread (``writer``)
+    appends to the saved file while the next buffer fills. Memory therefore stays at about 4 MiB plus head and tail however many bytes arrive.
+    Byte and newline counts stay exact; the characters cut are estimated from the head and
+    tail's characters per byte (the marker says "about"). With
     ``max_chars == 0`` nothing is truncated and everything stays in memory.
 
     ``output_dir`` is where the full output is saved (``None``: never saved; the marker says so).
@@ -217,7 +218,7 @@ class BoundedOutput:
         self._open_file()
         if self._fd is not None:
             try:
-                _write_all(self._fd, data)
+                _write_all(self._fd, self._redactor.feed(data))
             except OSError as exc:
                 self._write_failure = exc
         self._close_file()
@@ -325,7 +326,7 @@ class BoundedOutput:
             return
         try:
             with memoryview(buf) as view:
-                _write_all(self._fd, view[:size])
+                _write_all(self._fd, self._redactor.feed(view[:size]))
         except Exception as exc:  # noqa: BLE001 - reported by finish(), never raised from a write
             self._write_failure = exc
 
@@ -406,6 +407,7 @@ class BoundedOutput:
         except OSError as exc:
             self._save_error = describe_os_error(exc)
             return
+        self._redactor = StreamRedactor()
         self._closer = weakref.finalize(self, close_quietly, self._fd)
 
     def _close_file(self) -> None:
@@ -421,6 +423,11 @@ class BoundedOutput:
             self._closer.detach()
             self._closer = None
         failure = self._write_failure
+        try:
+            if failure is None:
+                _write_all(fd, self._redactor.flush())
+        except OSError as exc:
+            failure = exc
         try:
             os.close(fd)
         except OSError as exc:

@@ -9,6 +9,8 @@ import re
 import uuid
 from pathlib import Path
 
+from ...secrets.private_files import private_dir
+
 
 def close_quietly(fd: int) -> None:
     try:
@@ -27,8 +29,9 @@ def safe_call_id(call_id: str, fallback: str = "call") -> str:
 
 
 def create_output_file(output_dir: Path, call_id: str) -> tuple[int, str]:
-    """Create ``tool-output-<call_id>.txt`` (0600) in ``output_dir``; return (descriptor, path)."""
-    output_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Create ``tool-output-<call_id>.txt`` (0600) in ``output_dir`` (made 0700 with its missing
+    parents); return (descriptor, path)."""
+    private_dir(output_dir)
     stem = safe_call_id(call_id, fallback=uuid.uuid4().hex[:12])
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for attempt in range(1, 1000):

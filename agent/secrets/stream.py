@@ -1,0 +1,78 @@
+"""Redacting a byte stream written in chunks (the saved full output of a tool call).
+
+Secrets do not span lines, except private key blocks: a chunk is redacted up to its last
+newline and the rest is held for the next chunk; an open ``BEGIN ... PRIVATE KEY`` block is held
+until its end. What is held is bounded (``MAX_HELD_BYTES``): a longer line is redacted and written
+as it is, and a longer key block is replaced by one ``[redacted private key]`` and dropped up to
+its ``END`` line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .redact import Redactor, default_redactor
+
+#: The most bytes held back between chunks (a line or an unfinished key block).
+MAX_HELD_BYTES = 64 * 1024
+#: Bytes kept while skipping a key block, so that an END line cut by a chunk boundary is found.
+_END_OVERLAP = 128
+_OPEN_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_CLOSE_KEY = re.compile(rb"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_TAG = b"[redacted private key]"
+
+
+class StreamRedactor:
+    """Feed chunks in order (``feed``), then ``flush``; each returns the redacted bytes ready to
+    be written. ``redactor``: the process-wide one by default. Not thread-safe (one writer)."""
+
+    def __init__(self, redactor: Redactor | None = None) -> None:
+        self._redactor = redactor or default_redactor()
+        self._held = b""
+        self._in_key = False  # inside a key block too long to hold: dropping up to its END
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        """Return the redacted part of ``held + chunk`` that can be written now."""
+        data = self._held + bytes(chunk)
+        self._held = b""
+        out: list[bytes] = []
+        while data:
+            if self._in_key:
+                end = _CLOSE_KEY.search(data)
+                if end is None:
+                    self._held = data[-_END_OVERLAP:]
+                    break
+                data = data[end.end():]
+                self._in_key = False
+                continue
+            opened = None
+            for opened in _OPEN_KEY.finditer(data):
+                pass
+            if opened is not None and not _CLOSE_KEY.search(data, opened.end()):
+                out.append(self._redactor.data(data[:opened.start()]))
+                rest = data[opened.start():]
+                if len(rest) <= MAX_HELD_BYTES:
+                    self._held = rest
+                else:
+                    out.append(_KEY_TAG)
+                    self._in_key = True
+                    self._held = rest[-_END_OVERLAP:]
+                break
+            cut = data.rfind(b"\n") + 1
+            if len(data) - cut > MAX_HELD_BYTES:
+                cut = len(data)
+            out.append(self._redactor.data(data[:cut]))
+            self._held = data[cut:]
+            break
+        return b"".join(out)
+
+    def flush(self) -> bytes:
+        """Return whatever is still held, redacted (call once at the end)."""
+        data, self._held = self._held, b""
+        if self._in_key:
+            self._in_key = False
+            return b""
+        opened = _OPEN_KEY.search(data)
+        if opened is not None and not _CLOSE_KEY.search(data, opened.end()):  # a key cut off by the end
+            return self._redactor.data(data[:opened.start()]) + _KEY_TAG
+        return self._redactor.data(data)
