@@ -194,6 +194,11 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
     pipe_closed = threading.Event()
 
     def emit(event: AgentEvent) -> None:
+        if isinstance(event, Notice) and event.waiting_s is not None:
+            # "waiting for the model (N s)" goes to stderr in both formats (JSON keeps its event).
+            print(f"opencli-tui: {event.message}", file=err, flush=True)
+            if output_format != "json":
+                return
         if pipe_closed.is_set():
             return
         try:

@@ -56,8 +56,9 @@ class AgentBuilding:
             api_base=s.api_base,
             temperature=0.0 if self.is_embedded and s.temperature is None else s.temperature,
             max_tokens=s.embedded.max_reply_tokens if self.is_embedded else None,
-            send_reasoning_back=self.model.startswith("deepseek/"),
-            retry=RetryPolicy(max_retries=s.max_retries),
+            send_reasoning_back=self._sends_reasoning_back(info),
+            learn_reasoning_back=s.send_reasoning == "auto",
+            retry=RetryPolicy(max_retries=s.max_retries, max_retry_time_s=s.max_retry_time),
             compaction=s.compaction,
             permission_rules=self.permission_rules,
         )
@@ -80,6 +81,18 @@ class AgentBuilding:
         agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None
         agent.compactor.changed_files_source = self.files_changed_by_commands
         return agent
+
+    def _sends_reasoning_back(self, info: ModelInfo) -> bool:
+        """Whether reasoning goes back to the provider from the first request: ``send_reasoning``
+        on/off; auto: litellm's model info says the model reasons, the model is a ``deepseek/``
+        one, or the resumed conversation holds reasoning content (the provider streamed it)."""
+        setting = self.settings.send_reasoning
+        if setting != "auto":
+            return setting == "on"
+        if info.supports_reasoning or self.model.startswith("deepseek/"):
+            return True
+        resumed = getattr(self, "resumed", None)
+        return resumed is not None and any(getattr(m, "reasoning_content", None) for m in resumed.messages)
 
     def _git_baseline(self, dirty_paths: "Callable[[Path], set[str] | None]") -> set[str] | None:
         """The paths git listed as changed when the session started (they are not the session's
