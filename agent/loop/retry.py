@@ -88,14 +88,14 @@ def _countdown(exc: ProviderError, delay: float, retry: int, policy: RetryPolicy
     at the start and one every ``COUNTDOWN_EVERY_S`` seconds."""
     key = new_id("retry")
     asked = " as the provider asked" if exc.retry_after_s is not None else ""
-    end = time.monotonic() + delay
     remaining = delay
     while True:
         emit(Notice(message=f"{exc.message}; retrying in {remaining:.0f} s{asked} "
                             f"(retry {retry} of {policy.max_retries})", key=key, retry_in_s=round(remaining, 1)))
-        if remaining <= 0 or cancel.wait(min(COUNTDOWN_EVERY_S, remaining)):
+        step = min(COUNTDOWN_EVERY_S, remaining)
+        if step <= 0 or cancel.wait(step):
             return
-        remaining = end - time.monotonic()
+        remaining -= step
         if remaining < 1.0:  # the last moment needs no notice of its own
             if remaining > 0:
                 cancel.wait(remaining)
