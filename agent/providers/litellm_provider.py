@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 from typing import Any, Iterator
 
 from .base import ModelRequest, ProviderError, StreamDelta
@@ -101,7 +102,7 @@ class LiteLLMProvider:
 
     ``timeout_s`` bounds one call (seconds); ``first_token_timeout_s`` bounds the wait for its first
     chunk and ``idle_timeout_s`` the silence between two chunks (seconds; ``stream_watch``): past
-    one of them the call fails as a retryable ``timeout``. After ``wait_notice_after_s`` seconds of
+    one of them the call fails as a retryable ``timeout`` (not for ``embedded/`` models). After ``wait_notice_after_s`` seconds of
     silence the stream yields ``waiting`` deltas (one every 5 s). Usage is requested with
     ``stream_options={"include_usage": True}`` and reported when the provider sends it, with the
     prompt-cache figures litellm normalises (``prompt_tokens_details.cached_tokens``; Anthropic's
@@ -145,7 +146,7 @@ class LiteLLMProvider:
             kwargs["max_tokens"] = request.max_tokens
         kwargs.update(self.completion_kwargs)
         try:
-            for item in watch_stream(lambda: litellm.completion(**kwargs), self.limits, cancel):
+            for item in watch_stream(lambda: litellm.completion(**kwargs), self._limits_for(request.model), cancel):
                 if isinstance(item, Waiting):
                     yield StreamDelta(kind="waiting", waited_s=item.seconds, phase=item.phase)
                     continue
@@ -154,6 +155,14 @@ class LiteLLMProvider:
             raise
         except Exception as exc:  # litellm wraps provider SDK errors in its own classes
             raise classify_exception(exc) from exc
+
+
+    def _limits_for(self, model: str) -> StreamLimits:
+        """The stream limits of a call to ``model``: the embedded local model has only the total
+        limit (its first reply includes loading it, and it cannot hang like a server)."""
+        if model.startswith("embedded/"):
+            return replace(self.limits, first_token_s=self.limits.total_s, idle_s=self.limits.total_s)
+        return self.limits
 
 
 def _chunk_deltas(chunk: Any) -> Iterator[StreamDelta]:

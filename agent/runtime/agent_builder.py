@@ -84,12 +84,16 @@ class AgentBuilding:
 
     def _sends_reasoning_back(self, info: ModelInfo) -> bool:
         """Whether reasoning goes back to the provider from the first request: ``send_reasoning``
-        on/off; auto: litellm's model info says the model reasons, the model is a ``deepseek/``
-        one, or the resumed conversation holds reasoning content (the provider streamed it)."""
+        on/off; auto: the model is a ``deepseek/`` one, the model info says it reasons and its
+        provider takes reasoning back as ``reasoning_content`` (not Anthropic's or Gemini's own
+        thinking formats), or the resumed conversation holds reasoning content (the provider
+        streamed it)."""
+        from ..providers.model_info import reasoning_content_travels
+
         setting = self.settings.send_reasoning
         if setting != "auto":
             return setting == "on"
-        if info.supports_reasoning or self.model.startswith("deepseek/"):
+        if self.model.startswith("deepseek/") or (info.supports_reasoning and reasoning_content_travels(self.model)):
             return True
         resumed = getattr(self, "resumed", None)
         return resumed is not None and any(getattr(m, "reasoning_content", None) for m in resumed.messages)

@@ -37,7 +37,8 @@ def test_reasoning_is_not_sent_back_when_configured_off(tmp_path):
 
 @pytest.mark.parametrize("model,setting,expected", [
     ("deepseek/deepseek-reasoner", "auto", True),   # litellm: supports_reasoning
-    ("anthropic/claude-sonnet-4-5", "auto", True),  # litellm: supports_reasoning
+    ("openai/o3", "auto", True),                    # litellm: supports_reasoning
+    ("anthropic/claude-sonnet-4-5", "auto", False), # reasons, in Anthropic's own thinking format
     ("openai/gpt-4.1", "auto", False),
     ("openai/deepseek-reasoner", "auto", True),     # unknown to litellm: the name says it reasons
     ("openai/local-thinker", "auto", False),        # nothing known: learnt from its replies
