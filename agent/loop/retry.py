@@ -51,8 +51,9 @@ def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, emit: Em
     Each retry emits ``StepRetried`` (``discard_partial`` from ``emitted_partial()``: whether the
     failed attempt emitted text or reasoning deltas) and a countdown ``Notice`` (one ``key``;
     updated every ``COUNTDOWN_EVERY_S`` seconds, ``retry_in_s`` seconds left). ``instant`` skips
-    the sleeps (the scripted provider in replay mode). Raises the last ``ProviderError``; when the
-    retry time ran out, a ``ProviderError`` of the same kind whose message says so.
+    the sleeps (the scripted provider in replay mode). Raises the ``ProviderError`` that ended the
+    retries: the error itself when it was not retryable or came first; after retries, one of the
+    same kind whose message adds how many were made (and, when the retry time ran out, so).
     """
     retries = 0
     empty_retries = 0
@@ -61,11 +62,14 @@ def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, emit: Em
         try:
             return attempt()
         except ProviderError as exc:
-            if not exc.retryable or retries >= policy.max_retries:
+            if not exc.retryable:
                 raise
-            if exc.kind == "empty":
-                if empty_retries >= policy.max_empty_retries:
+            if retries >= policy.max_retries or (exc.kind == "empty" and empty_retries >= policy.max_empty_retries):
+                if not retries:
                     raise
+                raise ProviderError(exc.kind, f"{exc.message}; gave up after {_retries(retries)}",
+                                    retry_after_s=exc.retry_after_s) from exc
+            if exc.kind == "empty":
                 empty_retries += 1
             now = clock()
             first_failure = now if first_failure is None else first_failure
@@ -102,6 +106,10 @@ def _countdown(exc: ProviderError, delay: float, retry: int, policy: RetryPolicy
             return
 
 
+def _retries(count: int) -> str:
+    return f"{count} {'retry' if count == 1 else 'retries'}"
+
+
 def _out_of_time(exc: ProviderError, retries: int, spent: float, delay: float,
                  policy: RetryPolicy) -> ProviderError:
     """The error that ends the retries when the next wait would pass ``max_retry_time_s``."""
@@ -109,7 +117,7 @@ def _out_of_time(exc: ProviderError, retries: int, spent: float, delay: float,
     if exc.retry_after_s is not None and exc.retry_after_s > policy.max_retry_time_s:
         why = f"the provider asked to wait {exc.retry_after_s:.0f} s, longer than {cap}: not retrying"
     elif retries:
-        why = (f"gave up after {retries} {'retry' if retries == 1 else 'retries'} in {spent:.0f} s "
+        why = (f"gave up after {_retries(retries)} in {spent:.0f} s "
                f"(the next wait of {delay:.0f} s would pass {cap})")
     else:
         why = f"the wait of {delay:.0f} s would pass {cap}: not retrying"

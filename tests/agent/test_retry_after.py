@@ -129,3 +129,10 @@ def test_step_retried_reports_whether_partial_deltas_were_shown():
                       emit=events, cancel=threading.Event(), instant=True, emitted_partial=lambda: next(shown))
     assert [(e.attempt, e.reason, e.discard_partial) for e in events.of(StepRetried)] == [
         (2, "cut", True), (3, "down", False)]
+
+
+def test_retries_that_run_out_say_how_many_were_made():
+    errors = [ProviderError("rate_limit", "rate limited", retry_after_s=1.0) for _ in range(3)]
+    with pytest.raises(ProviderError) as info:
+        call_with_retries(failing(*errors), RetryPolicy(max_retries=2), emit=Recorder(), cancel=RecordingCancel())
+    assert info.value.kind == "rate_limit" and info.value.message == "rate limited; gave up after 2 retries"
