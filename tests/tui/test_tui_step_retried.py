@@ -62,3 +62,31 @@ async def test_keyed_notices_update_one_block_in_place(make_app) -> None:
         texts = [_plain(n) for n in app.query(NoticeBlock)]
         assert "waiting for the model (15 s)" in texts and "waiting for the model (10 s)" not in texts
         assert "rate limited; retrying in 15 s" in texts and "rate limited; retrying in 20 s" not in texts
+
+
+async def test_tui_against_a_fake_server_waits_visibly_and_shows_only_the_retried_reply(
+        workspace, ui, monkeypatch) -> None:
+    from agent.config.settings import Settings
+    from agent.providers.litellm_provider import LiteLLMProvider
+    from agent.runtime.build import build_session
+    from tests.faults.fake_server import FakeServer, text_reply
+    from tui.app import OpenCLIApp
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key-for-tests")
+    cut = text_reply("The first attempt, cut off mid-way by a dying server")
+    cut.chunks, cut.cut = cut.chunks[:8], True
+    slow = text_reply("x is 1.")
+    slow.hang_s = 1.5
+    with FakeServer([cut, slow]) as server:
+        provider = LiteLLMProvider(first_token_timeout_s=20, wait_notice_after_s=0.4)
+        settings = Settings(model="openai/fake", api_base=server.url, permission_mode="full-auto")
+        session = build_session(workspace, settings, provider=provider, interactive=True)
+        app = OpenCLIApp(session=session, watch_themes=False)
+        app.animation_level = "none"
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "what is x?")
+            await ui.wait_turn(pilot, app, timeout=30)
+            assert [b.text for b in app.query(AssistantBlock)] == ["x is 1."]
+            notices = [n.message for n in app.query(NoticeBlock)]
+            assert any(m.startswith("waiting for the model (") for m in notices), notices
+            assert any("retrying in" in m for m in notices), notices
