@@ -289,10 +289,31 @@ class GuardTriggered(_Event):
 
 
 class Notice(_Event):
-    """Something the user should see that is not an error (a retry, a model-info fallback)."""
+    """Something the user should see that is not an error (a retry, a model-info fallback).
+
+    ``key``: notices that share one are successive states of one status (a retry countdown, a
+    wait for the model); a UI shows the latest in place of the earlier ones. ``waiting_s``: set on
+    "waiting for the model" notices, the seconds without a chunk from the model so far.
+    ``retry_in_s``: set on retry countdowns, the seconds left before the next attempt.
+    """
 
     type: Literal["notice"] = "notice"
     message: str
+    key: str | None = None
+    waiting_s: float | None = None
+    retry_in_s: float | None = None
+
+
+class StepRetried(_Event):
+    """A model call failed and is tried again. ``attempt``: the number of the attempt that starts
+    now (2 for the first retry); ``reason``: why the previous one failed, one line;
+    ``discard_partial``: the failed attempt had already emitted text or reasoning deltas, which are
+    not part of the reply: drop them (the retry streams the reply again from its start)."""
+
+    type: Literal["step_retried"] = "step_retried"
+    attempt: int
+    reason: str
+    discard_partial: bool = False
 
 
 class JournalStatus(_Event):
@@ -373,6 +394,7 @@ AgentEvent = Union[
     GuardTriggered,
     Notice,
     JournalStatus,
+    StepRetried,
     ErrorEvent,
     TurnFinished,
     PermissionRequest,

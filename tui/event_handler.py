@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     # agent.events (pydantic models) is imported on the first event, not before the first paint.
     from agent.events import (
         CompactionDone, ContextUsage, ErrorEvent, GuardTriggered, Notice, PermissionRequest,
-        PlanUpdated, ReasoningDelta, ReminderInjected, StepStarted, TextDelta, ToolCallFinished,
+        PlanUpdated, ReasoningDelta, ReminderInjected, StepRetried, StepStarted, TextDelta, ToolCallFinished,
         ToolCallStarted, TurnFinished, TurnStarted,
     )
 
@@ -76,6 +76,7 @@ class EventHandler:
         self.guard: GuardTriggered | None = None
         self.stop_panel: "StopPanel | None" = None
         self._reminder_anchor: dict[int, Widget] = {}
+        self._keyed_notices: dict[str, NoticeBlock] = {}  # Notice.key -> the block it updates
         self._handlers: dict[type, Callable[[Any], Any]] | None = None  # built on the first event
 
     def _event_handlers(self) -> dict[type, Callable[[Any], Any]]:
@@ -90,6 +91,7 @@ class EventHandler:
             ev.ToolCallFinished: self._on_tool_finished,
             ev.Notice: self._on_notice,
             ev.JournalStatus: self._on_journal_status,
+            ev.StepRetried: self._on_step_retried,
             ev.ErrorEvent: self._on_error,
             ev.GuardTriggered: self._on_guard,
             ev.ContextUsage: self._on_context_usage,
@@ -213,7 +215,34 @@ class EventHandler:
             refresh()
 
     async def _on_notice(self, event: Notice) -> None:
-        await self.conversation.add(NoticeBlock(event.message))
+        # Notices sharing a key (a retry countdown, "waiting for the model") update one block.
+        from rich.text import Text
+
+        keyed = self._keyed_notices
+        block = keyed.get(event.key) if event.key else None
+        if block is not None and block.is_attached:
+            block.message = event.message
+            block.update(Text(event.message))
+            return
+        block = NoticeBlock(event.message)
+        if event.key:
+            keyed.clear()  # an older status is over once a new one starts
+            keyed[event.key] = block
+        await self.conversation.add(block)
+
+    async def _on_step_retried(self, event: StepRetried) -> None:
+        """A failed attempt's streamed text and reasoning are not part of the reply: remove the
+        assistant and reasoning blocks at the end of the conversation (the attempt's, back to the
+        previous tool, user or other block; notices in between stay)."""
+        self.assistant = None
+        self.reasoning = None
+        if not event.discard_partial:
+            return
+        for block in reversed(list(self.conversation.children)):
+            if isinstance(block, (AssistantBlock, ReasoningBlock)):
+                await block.remove()
+            elif not isinstance(block, NoticeBlock):
+                break
 
     async def _on_journal_status(self, event: Any) -> None:
         """A journal write failed (a warning), journaling stopped (also a persistent mark in the

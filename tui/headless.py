@@ -197,6 +197,11 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
         if isinstance(event, JournalStatus):  # on stderr in both formats: stdout may be a pipe
             label = "warning" if event.state != "ok" else "notice"
             print(f"opencli-tui: {label}: {event.message}", file=err, flush=True)
+        if isinstance(event, Notice) and event.waiting_s is not None:
+            # "waiting for the model (N s)" goes to stderr in both formats (JSON keeps its event).
+            print(f"opencli-tui: {event.message}", file=err, flush=True)
+            if output_format != "json":
+                return
         if pipe_closed.is_set():
             return
         try:

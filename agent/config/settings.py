@@ -140,6 +140,12 @@ class Settings(BaseSettings):
     bash_timeout: float = Field(120.0, gt=0, description="Default time limit of the bash tool (seconds).")
     request_timeout: float = Field(600.0, gt=0, description="Time limit of one model call (seconds).")
     max_retries: int = Field(4, ge=0, description="Retries of a transient provider error.")
+    max_retry_time: float = Field(120.0, ge=0, description="Seconds from a model call's first failure after which no retry starts (waits and retried attempts included); then the turn stops with the error.")
+    first_token_timeout: float = Field(60.0, gt=0, description="Seconds to wait for the first streamed chunk of a model call before it fails as a (retryable) timeout.")
+    stream_idle_timeout: float = Field(60.0, gt=0, description="Seconds of silence between two streamed chunks after which a model call fails as a (retryable) timeout.")
+    wait_notice_after: float = Field(10.0, gt=0, description="Seconds of silence from the model after which 'waiting for the model (N s)' is shown (TUI and headless stderr), then every 5 s.")
+    send_reasoning: Literal["auto", "on", "off"] = Field(
+        "auto", description="Send the model's reasoning back with the history. auto: when litellm says the model reasons, for deepseek/ models, and from the first reply that carries reasoning content.")
     theme: str = Field("opencli-dark", description="Textual theme name (themes/*.toml or a built-in).")
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the provider's default.")
     think_tool: Literal["auto", "on", "off"] = Field(

@@ -34,9 +34,7 @@ from ..events import (
     GuardTriggered,
     JournalStatus,
     Notice,
-    ReasoningDelta,
     StepStarted,
-    TextDelta,
     TurnFinished,
     TurnStarted,
 )
@@ -49,7 +47,7 @@ from .compactor import Compactor
 from .config import MAX_TURNS_TEXT, LoopConfig, TurnOptions
 from .guards import LoopGuard
 from .reminders import ReadFileStamps, ReminderEngine
-from .reply import ReplyAssembler
+from .reply import StreamedAttempt
 from .retry import call_with_retries
 from .tool_calls import ToolCallsMixin
 
@@ -285,25 +283,20 @@ class Agent(ToolCallsMixin):
         if window:
             emit(ContextUsage(used_tokens=estimate.tokens, window_tokens=window, approximate=estimate.approximate))
 
-        def attempt() -> AssistantMessage:
-            assembler = ReplyAssembler()
-            for delta in self.provider.stream(request, cancel):
-                assembler.add(delta)
-                if delta.kind == "text" and delta.text:
-                    emit(TextDelta(text=delta.text))
-                elif delta.kind == "reasoning" and delta.text:
-                    emit(ReasoningDelta(text=delta.text))
-                if cancel.is_set():
-                    break
-            if cancel.is_set():
-                return assembler.build(self.model, keep_tool_calls=False)
-            if assembler.is_empty:
-                raise ProviderError("empty", "the model returned an empty reply")
-            return assembler.build(self.model)
+        attempt = StreamedAttempt(self.provider, request, self.model, emit, cancel)
+        reply = call_with_retries(attempt, self.config.retry, emit=emit, cancel=cancel,
+                                  instant=getattr(self.provider, "instant_retries", False),
+                                  emitted_partial=lambda: attempt.emitted_partial)
+        self._learn_reasoning(reply)
+        return reply
 
-        return call_with_retries(attempt, self.config.retry, emit=emit, cancel=cancel,
-                                 instant=getattr(self.provider, "instant_retries", False))
-
+    def _learn_reasoning(self, reply: AssistantMessage) -> None:
+        """With ``config.learn_reasoning_back``, a reply that carries reasoning content shows the
+        provider streams reasoning (DeepSeek-style, also behind an OpenAI-compatible server):
+        from then on reasoning is sent back and counted as sent."""
+        if reply.reasoning_content and self.config.learn_reasoning_back and not self.config.send_reasoning_back:
+            self.config.send_reasoning_back = True
+            self.budget.include_reasoning = True
 
     # ------------------------------------------------------------------ capability restriction
     def _offered_schemas(self) -> list[dict]:

@@ -32,6 +32,9 @@ class LoopConfig:
     temperature: float | None = None
     max_tokens: int | None = None
     send_reasoning_back: bool = False
+    #: Start sending reasoning back once a reply carries reasoning content (``send_reasoning =
+    #: "auto"``): the provider streams it, so it may need it back (DeepSeek thinking with tools).
+    learn_reasoning_back: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: Plan mode (``agent.plan``): when set, only tools with these capabilities run; any other
     #: call (a registered tool of another capability, or an unknown name) gets an error result

@@ -1,11 +1,13 @@
-"""Assemble a streamed model reply into an ``AssistantMessage``."""
+"""Assemble a streamed model reply into an ``AssistantMessage``; one streamed attempt of a call."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
+from ..events import Emit, Notice, ReasoningDelta, TextDelta
 from ..messages import AssistantMessage, ToolCall, Usage, new_id
-from ..providers.base import StreamDelta
+from ..providers.base import ModelRequest, Provider, ProviderError, StreamDelta
 
 
 @dataclass
@@ -72,3 +74,57 @@ class ReplyAssembler:
             finish_reason=self.finish_reason,
             model=model,
         )
+
+
+class StreamedAttempt:
+    """One attempt at a model call, as ``call_with_retries`` calls it: streams ``request`` from
+    ``provider``, emits the text and reasoning deltas as they come and "waiting for the model"
+    notices while the provider is silent, and returns the assembled ``AssistantMessage``.
+
+    ``emitted_partial`` tells, after a failed call, whether that attempt had emitted any text or
+    reasoning delta (a retry must then tell the UI to drop them). Raises ``ProviderError`` for a
+    failed call and for an empty reply (kind ``empty``); a cancelled stream returns what came,
+    without its unfinished tool calls.
+    """
+
+    def __init__(self, provider: Provider, request: ModelRequest, model: str, emit: Emit,
+                 cancel: threading.Event) -> None:
+        self.provider = provider
+        self.request = request
+        self.model = model
+        self.emit = emit
+        self.cancel = cancel
+        self.emitted_partial = False
+
+    def __call__(self) -> AssistantMessage:
+        self.emitted_partial = False
+        assembler = ReplyAssembler()
+        wait_key: str | None = None
+        for delta in self.provider.stream(self.request, self.cancel):
+            if delta.kind == "waiting":
+                wait_key = wait_key or new_id("wait")
+                self.emit(Notice(message=waiting_text(delta.waited_s, delta.phase), key=wait_key,
+                                 waiting_s=round(delta.waited_s, 1)))
+                continue
+            wait_key = None
+            assembler.add(delta)
+            if delta.kind == "text" and delta.text:
+                self.emitted_partial = True
+                self.emit(TextDelta(text=delta.text))
+            elif delta.kind == "reasoning" and delta.text:
+                self.emitted_partial = True
+                self.emit(ReasoningDelta(text=delta.text))
+            if self.cancel.is_set():
+                break
+        if self.cancel.is_set():
+            return assembler.build(self.model, keep_tool_calls=False)
+        if assembler.is_empty:
+            raise ProviderError("empty", "the model returned an empty reply")
+        return assembler.build(self.model)
+
+
+def waiting_text(seconds: float, phase: str) -> str:
+    """The "waiting for the model (N s)" line for a silence of ``seconds``; ``phase`` is
+    ``first_token`` (no reply yet) or ``next_chunk`` (the reply stopped coming)."""
+    text = f"waiting for the model ({seconds:.0f} s)"
+    return text if phase != "next_chunk" else text + ", its reply paused"

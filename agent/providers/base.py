@@ -21,12 +21,15 @@ RETRYABLE_KINDS: frozenset[str] = frozenset({"rate_limit", "server", "network", 
 
 
 class ProviderError(Exception):
-    """A failed model call. ``kind`` classifies it; ``message`` is one line for the user."""
+    """A failed model call. ``kind`` classifies it; ``message`` is one line for the user;
+    ``retry_after_s`` is the wait the provider asked for before a retry (seconds, from its
+    ``Retry-After`` / ``retry-after-ms`` header), ``None`` when it named none."""
 
-    def __init__(self, kind: ErrorKind, message: str) -> None:
+    def __init__(self, kind: ErrorKind, message: str, *, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
+        self.retry_after_s = retry_after_s
 
     @property
     def retryable(self) -> bool:
@@ -59,9 +62,12 @@ class StreamDelta(BaseModel):
       ``cached_prompt_tokens`` (read from the prompt cache, part of ``prompt_tokens``) /
       ``cache_creation_tokens`` (written to it) when the provider reports them (``None`` if not).
     - ``kind="finish"``: ``finish_reason`` (``stop``, ``tool_calls``, ``length``...).
+    - ``kind="waiting"``: nothing has arrived for ``waited_s`` seconds; ``phase`` is
+      ``first_token`` (no chunk yet since the request was sent) or ``next_chunk`` (the stream
+      went quiet). Not part of the reply: the loop shows it as a notice.
     """
 
-    kind: Literal["text", "reasoning", "tool_call", "usage", "finish"]
+    kind: Literal["text", "reasoning", "tool_call", "usage", "finish", "waiting"]
     text: str = ""
     index: int = 0
     id: str | None = None
@@ -72,6 +78,8 @@ class StreamDelta(BaseModel):
     cached_prompt_tokens: int | None = None
     cache_creation_tokens: int | None = None
     finish_reason: str | None = None
+    waited_s: float = 0.0
+    phase: Literal["", "first_token", "next_chunk"] = ""
 
 
 class Provider(Protocol):

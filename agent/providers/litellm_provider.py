@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 from typing import Any, Iterator
 
 from .base import ModelRequest, ProviderError, StreamDelta
 from .litellm_loader import load_litellm
 from .prompt_cache import takes_cache_control, with_cache_breakpoints
+from .retry_after import retry_after_of
+from .stream_watch import StreamLimits, Waiting, watch_stream
 
 
 _MISSING_KEY = re.compile(r"missing (credentials|[\w ]*api[ _]key)|api_key client option must be set|no api key",
@@ -21,13 +24,26 @@ _MISSING_KEY = re.compile(r"missing (credentials|[\w ]*api[ _]key)|api_key clien
 
 
 def classify_exception(exc: BaseException) -> ProviderError:
-    """Map a litellm (or OpenAI-SDK style) exception to a ``ProviderError`` with one clear line."""
+    """Map a litellm (or OpenAI-SDK style) exception to a ``ProviderError`` with one clear line,
+    carrying the wait the response asked for (``retry_after_s``, seconds) when it named one."""
+    error = _classify(exc)
+    error.retry_after_s = retry_after_of(exc)
+    return error
+
+
+def _classify(exc: BaseException) -> ProviderError:
     litellm = load_litellm()
     ex = litellm.exceptions
     text = " ".join(str(exc).split())
     # litellm prefixes messages with its class names ("litellm.NotFoundError: NotFoundError: ...").
     text = re.sub(r"^(?:litellm\.\w+:\s*)+(?:\w+Error:\s*)?", "", text)
     text = text.split(" Traceback (most recent call last)")[0]
+    # A mid-stream failure repeats its cause after " Original exception:": once is enough.
+    text = text.split(" Original exception: ")[0]
+    server = _server_message(exc)
+    if server and server not in text:
+        text = f"{text.removesuffix(_GENERIC_STREAM_ERROR).rstrip(' -:')} - {server}" if text.endswith(
+            _GENERIC_STREAM_ERROR) else f"{text}: {server}"
     if len(text) > 300:
         text = text[:300] + "..."
     if _MISSING_KEY.search(text):
@@ -59,10 +75,35 @@ def classify_exception(exc: BaseException) -> ProviderError:
     return ProviderError("unknown", f"{type(exc).__name__}: {text}")
 
 
+#: What the OpenAI SDK says when a stream carries an error event whose text it cannot read.
+_GENERIC_STREAM_ERROR = "An error occurred during streaming"
+
+
+def _server_message(exc: BaseException) -> str | None:
+    """The server's own words behind ``exc``: the ``body`` of an SDK error that litellm wraps
+    (a string, or ``{"message": ...}`` / ``{"error": {"message": ...}}``), at most 300
+    characters on one line; ``None`` when none is found. Raises nothing."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 8:
+        seen.add(id(current))
+        body = getattr(current, "body", None)
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            body = inner.get("message") if isinstance(inner, dict) else inner
+        if isinstance(body, str) and body.strip():
+            return " ".join(body.split())[:300]
+        current = getattr(current, "original_exception", None) or current.__cause__ or current.__context__
+    return None
+
+
 class LiteLLMProvider:
     """Streams a ``ModelRequest`` through ``litellm.completion(stream=True)``.
 
-    ``timeout_s`` bounds one call (seconds). Usage is requested with
+    ``timeout_s`` bounds one call (seconds); ``first_token_timeout_s`` bounds the wait for its first
+    chunk and ``idle_timeout_s`` the silence between two chunks (seconds; ``stream_watch``): past
+    one of them the call fails as a retryable ``timeout`` (not for ``embedded/`` models). After ``wait_notice_after_s`` seconds of
+    silence the stream yields ``waiting`` deltas (one every 5 s). Usage is requested with
     ``stream_options={"include_usage": True}`` and reported when the provider sends it, with the
     prompt-cache figures litellm normalises (``prompt_tokens_details.cached_tokens``; Anthropic's
     ``cache_read_input_tokens`` / ``cache_creation_input_tokens``). For Claude models
@@ -72,8 +113,12 @@ class LiteLLMProvider:
 
     instant_retries = False
 
-    def __init__(self, *, timeout_s: float = 600.0, completion_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(self, *, timeout_s: float = 600.0, first_token_timeout_s: float = 60.0,
+                 idle_timeout_s: float = 60.0, wait_notice_after_s: float = 10.0,
+                 completion_kwargs: dict[str, Any] | None = None) -> None:
         self.timeout_s = timeout_s
+        self.limits = StreamLimits(first_token_s=first_token_timeout_s, idle_s=idle_timeout_s,
+                                   total_s=timeout_s, notice_after_s=wait_notice_after_s)
         #: Extra keyword arguments for ``litellm.completion`` (tests pass ``mock_response``).
         self.completion_kwargs = dict(completion_kwargs or {})
 
@@ -101,26 +146,23 @@ class LiteLLMProvider:
             kwargs["max_tokens"] = request.max_tokens
         kwargs.update(self.completion_kwargs)
         try:
-            response = litellm.completion(**kwargs)
-            for chunk in response:
-                if cancel.is_set():
-                    _close(response)
-                    return
-                yield from _chunk_deltas(chunk)
+            for item in watch_stream(lambda: litellm.completion(**kwargs), self._limits_for(request.model), cancel):
+                if isinstance(item, Waiting):
+                    yield StreamDelta(kind="waiting", waited_s=item.seconds, phase=item.phase)
+                    continue
+                yield from _chunk_deltas(item)
         except ProviderError:
             raise
         except Exception as exc:  # litellm wraps provider SDK errors in its own classes
             raise classify_exception(exc) from exc
 
 
-def _close(response: Any) -> None:
-    """Close a litellm stream early (cancel); a stream without ``close`` is left to the GC."""
-    close = getattr(response, "close", None)
-    if callable(close):
-        try:
-            close()
-        except Exception:
-            pass
+    def _limits_for(self, model: str) -> StreamLimits:
+        """The stream limits of a call to ``model``: the embedded local model has only the total
+        limit (its first reply includes loading it, and it cannot hang like a server)."""
+        if model.startswith("embedded/"):
+            return replace(self.limits, first_token_s=self.limits.total_s, idle_s=self.limits.total_s)
+        return self.limits
 
 
 def _chunk_deltas(chunk: Any) -> Iterator[StreamDelta]:

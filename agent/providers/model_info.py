@@ -72,3 +72,18 @@ def token_counter_for(model: str):
         return int(litellm.token_counter(model=model, text=text))
 
     return count
+
+
+#: litellm providers that carry a model's reasoning in their own format (Anthropic's signed
+#: thinking blocks, Gemini's thought parts): an OpenAI-style ``reasoning_content`` in the history
+#: is not what they need back.
+NATIVE_THINKING_PROVIDERS = frozenset({"anthropic", "bedrock", "bedrock_converse", "vertex_ai", "vertex_ai_beta",
+                                       "gemini"})
+
+
+def reasoning_content_travels(model: str) -> bool:
+    """True when requests to ``model`` (a litellm name, ``provider/model``) take reasoning back as
+    the OpenAI-style ``reasoning_content`` of assistant messages (DeepSeek, OpenAI-compatible
+    servers...); False for providers with their own thinking format and for the embedded model."""
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return provider not in NATIVE_THINKING_PROVIDERS and provider != "embedded"

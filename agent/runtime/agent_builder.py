@@ -69,8 +69,9 @@ class AgentBuilding:
             api_base=s.api_base,
             temperature=0.0 if self.is_embedded and s.temperature is None else s.temperature,
             max_tokens=s.embedded.max_reply_tokens if self.is_embedded else None,
-            send_reasoning_back=self.model.startswith("deepseek/"),
-            retry=RetryPolicy(max_retries=s.max_retries),
+            send_reasoning_back=self._sends_reasoning_back(info),
+            learn_reasoning_back=s.send_reasoning == "auto",
+            retry=RetryPolicy(max_retries=s.max_retries, max_retry_time_s=s.max_retry_time),
             compaction=s.compaction,
             permission_rules=self.permission_rules,
         )
@@ -93,6 +94,22 @@ class AgentBuilding:
         agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None
         agent.compactor.changed_files_source = self.files_changed_by_commands
         return agent
+
+    def _sends_reasoning_back(self, info: ModelInfo) -> bool:
+        """Whether reasoning goes back to the provider from the first request: ``send_reasoning``
+        on/off; auto: the model is a ``deepseek/`` one, the model info says it reasons and its
+        provider takes reasoning back as ``reasoning_content`` (not Anthropic's or Gemini's own
+        thinking formats), or the resumed conversation holds reasoning content (the provider
+        streamed it)."""
+        from ..providers.model_info import reasoning_content_travels
+
+        setting = self.settings.send_reasoning
+        if setting != "auto":
+            return setting == "on"
+        if self.model.startswith("deepseek/") or (info.supports_reasoning and reasoning_content_travels(self.model)):
+            return True
+        resumed = getattr(self, "resumed", None)
+        return resumed is not None and any(getattr(m, "reasoning_content", None) for m in resumed.messages)
 
     def _git_baseline(self) -> set[str] | None:
         """The paths git listed as changed when the session started (they are not the session's

@@ -50,6 +50,9 @@ def build_session(workspace: Path, settings: Settings, *, provider: Provider | N
         else:
             from ..providers.litellm_provider import LiteLLMProvider
 
-            provider = LiteLLMProvider(timeout_s=settings.request_timeout)
+            provider = LiteLLMProvider(timeout_s=settings.request_timeout,
+                                       first_token_timeout_s=settings.first_token_timeout,
+                                       idle_timeout_s=settings.stream_idle_timeout,
+                                       wait_notice_after_s=settings.wait_notice_after)
     return AgentSession(workspace, settings, provider, interactive=interactive, model=model, resumed=resumed,
                         journal=journal, permission_mode_given=permission_mode_given)

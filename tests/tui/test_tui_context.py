@@ -195,8 +195,9 @@ class TestBreakdown:
             expected = agent.budget.estimate(agent.system_prompt, agent.context_view(), agent._offered_schemas())
             assert expected.reported_tokens is None
             assert breakdown.total == expected.tokens
-            sent = [row[1] for row in breakdown.rows if row[0] != "reasoning"]
-            assert sum(sent) == expected.tokens  # reasoning is not sent back to this provider
+            # the reply carried reasoning content: from then on it is sent back, and counted
+            assert agent.budget.include_reasoning
+            assert sum(row[1] for row in breakdown.rows) == expected.tokens
             assert breakdown.tokens("reasoning") > 0
             assert breakdown.tokenizer == agent.budget.tokenizer
             table = app.screen.query_one("#breakdown-table")
