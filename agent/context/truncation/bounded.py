@@ -57,10 +57,19 @@ def truncate_and_save(data: bytes | str, ctx: Any) -> TruncationResult:
     ``max_output_chars``, ``output_dir`` and ``call_id`` are used). Never raises for I/O errors.
     """
     if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
+        data = _encode_text(data)
     out = BoundedOutput.for_context(ctx)
     out.feed(data)
     return out.finish()
+
+
+def _encode_text(text: str) -> bytes:
+    """UTF-8 bytes of ``text``; surrogate-escaped bytes become the bytes they stand for (other
+    lone surrogates, when present, are encoded as they are)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
 
 
 class BoundedOutput:
@@ -203,7 +212,7 @@ class BoundedOutput:
         if looks_binary_output(data):
             self._save_whole(data)
             return self._binary_result()
-        decoded = data.decode("utf-8", "replace")
+        decoded = data.decode("utf-8", "surrogateescape")
         norm = normalize_output(decoded)
         if self._max_chars == 0 or len(norm) <= self._max_chars:
             result = truncate_normalized(norm, 0, None, None, self._total)
