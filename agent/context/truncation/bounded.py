@@ -22,6 +22,7 @@ from .normalise import (
     decode_prefix,
     decode_suffix,
     display_output,
+    encode_text,
     looks_binary_output,
     normalize_output,
 )
@@ -57,19 +58,10 @@ def truncate_and_save(data: bytes | str, ctx: Any) -> TruncationResult:
     ``max_output_chars``, ``output_dir`` and ``call_id`` are used). Never raises for I/O errors.
     """
     if isinstance(data, str):
-        data = _encode_text(data)
+        data = encode_text(data)
     out = BoundedOutput.for_context(ctx)
     out.feed(data)
     return out.finish()
-
-
-def _encode_text(text: str) -> bytes:
-    """UTF-8 bytes of ``text``; surrogate-escaped bytes become the bytes they stand for (other
-    lone surrogates, when present, are encoded as they are)."""
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
 
 
 class BoundedOutput:

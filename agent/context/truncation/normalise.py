@@ -126,6 +126,15 @@ def _incomplete_tail(data: bytes) -> int:
     return 0
 
 
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of ``text``; surrogate-escaped bytes become the bytes they stand for (other
+    lone surrogates, when present, are encoded as they are)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def decode_prefix(data: bytes) -> str:
     """Decode a byte prefix as UTF-8, holding back a sequence cut at the end; an invalid byte
     becomes a surrogate (``surrogateescape``), which ``normalize_output`` shows as ``\\xNN``."""
