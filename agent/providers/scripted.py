@@ -12,8 +12,9 @@ none of these (a typo such as ``[{"contnet": "x"}]``) is refused when the file i
 (``replay_file``, which validates the whole file).
 
 A tool call without an ``id`` gets ``call_<N>_<index>``, N counting the provider's calls and
-continuing after the highest N already in the conversation it is sent, so a resumed session never
-holds the same generated id twice; a scripted ``id`` is used as written.
+continuing after the highest N already in the conversation it is sent (and after the resumed
+journal's, ``continue_ids_after``), so a session never holds the same generated id twice; a
+scripted ``id`` is used as written.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from .base import ModelRequest, ProviderError, StreamDelta
 from .replay_file import ERROR_MESSAGES as _ERROR_MESSAGES
@@ -30,7 +31,7 @@ from .replay_file import REPLY_KEYS, ReplayError, load_replay_file
 from .request_check import check_request
 
 __all__ = ["CHUNK_CHARS", "PLACEHOLDER_SUMMARY", "REPLY_KEYS", "ReplayError", "ScriptedProvider",
-           "load_replay_file"]
+           "highest_generated_id", "load_replay_file"]
 
 CHUNK_CHARS = 4
 #: A generated tool-call id: ``call_<provider call number>_<index in the reply>``.
@@ -54,6 +55,12 @@ class ScriptedProvider:
         self.instant_retries = instant_retries
         self._lock = threading.Lock()
         self._call_counter = 0
+
+    def continue_ids_after(self, ids: Iterable[str]) -> None:
+        """Generate tool-call ids after every ``call_N_i`` among ``ids`` (a resumed session's
+        whole journal, including calls a compaction took out of the conversation)."""
+        with self._lock:
+            self._call_counter = max(self._call_counter, highest_generated_id(ids))
 
     @property
     def remaining(self) -> int:
@@ -123,14 +130,18 @@ class ScriptedProvider:
 
 def _highest_generated(messages: list[dict[str, Any]]) -> int:
     """The highest call number N of a ``call_N_i`` tool-call id in ``messages`` (0 when none)."""
+    return highest_generated_id(str(call.get("id") or "") for message in messages
+                                if message.get("role") == "assistant"
+                                for call in message.get("tool_calls") or ())
+
+
+def highest_generated_id(ids: Iterable[str]) -> int:
+    """The highest call number N among ids of the generated form ``call_N_i`` (0 when none)."""
     highest = 0
-    for message in messages:
-        if message.get("role") != "assistant":
-            continue
-        for call in message.get("tool_calls") or ():
-            match = _GENERATED_ID_RE.fullmatch(str(call.get("id") or ""))
-            if match:
-                highest = max(highest, int(match.group(1)))
+    for call_id in ids:
+        match = _GENERATED_ID_RE.fullmatch(call_id)
+        if match:
+            highest = max(highest, int(match.group(1)))
     return highest
 
 

@@ -109,3 +109,10 @@ def test_replayed_tool_call_ids_do_not_repeat_after_continue(tmp_path, capsys):
     last = json.loads(log.read_text().splitlines()[-1])
     ids = _tool_call_ids(last)
     assert len(ids) == 2 and len(set(ids)) == 2, ids
+
+
+def test_generated_ids_continue_after_the_resumed_journal_even_when_compacted_away():
+    provider = ScriptedProvider([{"tool_calls": [{"name": "glob", "arguments": {}}]}])
+    provider.continue_ids_after(["call_7_0", "call_7_1", "custom", "call_x_1"])
+    # the conversation sent holds only a summary: the journal's ids are not in it
+    assert _ids(provider, [{"role": "user", "content": "summary of earlier work"}]) == ["call_8_0"]
