@@ -147,3 +147,13 @@ def test_the_json_printer_writes_a_surrogate_escaped_byte_as_valid_utf8():
     line = out.getvalue()
     line.encode("utf-8")  # strict
     assert json.loads(line)["message"] == "saw caf\\xe9.txt"
+
+
+def test_an_escaped_name_of_a_symlink_into_dot_git_is_still_protected(ws):
+    from agent.permissions.policy import touches_protected_path
+    from agent.tools.base import Capability
+
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    os.symlink(os.fsencode(ws / ".git" / "hooks"), os.fsencode(ws) + b"/h\xe9")
+    arguments = {"path": "h\\xe9/pre-commit", "content": "#!/bin/sh\n"}
+    assert touches_protected_path(Capability.MUTATING, arguments, ws)
