@@ -157,3 +157,25 @@ def test_an_escaped_name_of_a_symlink_into_dot_git_is_still_protected(ws):
     os.symlink(os.fsencode(ws / ".git" / "hooks"), os.fsencode(ws) + b"/h\xe9")
     arguments = {"path": "h\\xe9/pre-commit", "content": "#!/bin/sh\n"}
     assert touches_protected_path(Capability.MUTATING, arguments, ws)
+
+
+def test_undo_restores_a_file_written_through_its_escaped_name(ws):
+    from agent.session.checkpoints import Checkpoints
+
+    target = make_latin1_file(ws, b"before\n")
+    cp = Checkpoints(ws, "s1", root=ws.parent / "checkpoints")
+    cp.start_turn()
+    assert cp.before_change("caf\\xe9.txt") is None
+    target.write_bytes(b"after\n")
+    assert cp.undo_last_turn() == ["restored caf\\xe9.txt"]
+    assert target.read_bytes() == b"before\n"
+
+
+def test_an_external_change_to_a_file_noted_by_its_escaped_name_is_seen(ws):
+    from agent.loop.reminders import ReadFileStamps
+
+    target = make_latin1_file(ws, b"before\n")
+    stamps = ReadFileStamps(ws)
+    stamps.note("caf\\xe9.txt")
+    target.write_bytes(b"changed outside, longer\n")
+    assert stamps.changed() == ["caf\\xe9.txt"]
