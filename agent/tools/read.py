@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,7 +25,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .names import show_name
 from .paths import resolve_in_workspace, shown_path
-from .read_lines import MAX_LINE_CHARS, Line, byte_lines, wide_lines
+from .read_lines import MAX_LINE_CHARS, Line, byte_lines, count_lines, skip_lines, wide_lines
 
 #: Bytes at the start of a file inspected for NUL bytes (git's binary heuristic uses 8000).
 BINARY_CHECK_BYTES = 8192
@@ -167,15 +168,22 @@ class ReadTool(Tool):
                     f"{args.path} is a binary file ({size} bytes; NUL bytes near its start); "
                     "read shows text files only"
                 )
-            handle.seek(0)
             found = detect_bom(sample)
+            handle.seek(len(found[1]) if found else 0)
             if found is not None and found[0] != "utf-8":
                 if size > _MAX_WIDE_FILE_BYTES:
                     raise ToolError(f"{args.path} is a {found[0]} file over 64 MB; read cannot page it")
-                lines: Iterator[Line] = wide_lines(handle.read(), found[0], len(found[1]), start_at)
+                lines: Iterator[Line] = wide_lines(handle.read(), found[0], 0, start_at)
+                before = sum(1 for _ in itertools.islice(lines, args.offset - 1))
             else:
-                lines = byte_lines(handle, len(found[1]) if found else 0, start_at)
-            page = _collect(lines, args.offset, args.limit, args.path)
+                # Lines before and after the page are only counted (C speed), never decoded.
+                before = skip_lines(handle, args.offset - 1)
+                lines = byte_lines(handle, args.offset, start_at)
+            if before < args.offset - 1:
+                page = _Page(args.offset, args.offset - 1, before, [], False)
+            else:
+                page = _collect(lines, args.offset, args.limit, args.path)
+                page.total += sum(1 for _ in lines) if found and found[0] != "utf-8" else count_lines(handle)
         if page.total == 0:
             return ToolOutput(text=f"(empty file: {shown} has 0 lines)", metadata={"path": shown, "total_lines": 0})
         if page.start > page.total:
@@ -214,27 +222,28 @@ class _Page:
 
 
 def _collect(lines: Iterator[Line], start: int, limit: int, path: str) -> _Page:
-    """Render lines ``start .. start+limit-1`` and count the rest (memory: one page)."""
+    """Render up to ``limit`` lines from ``lines``, the first being line ``start``; stops at the
+    limit or when the output would pass ``MAX_READ_CHARS``. ``total`` counts the lines consumed."""
     rendered: list[str] = []
     used = 0
     end = start - 1
     size_limited = False
-    total = 0
     first_length = 0
-    for number, line in enumerate(lines, start=1):
-        total = number
+    consumed = 0
+    for number, line in enumerate(lines, start=start):
+        consumed += 1
         if number == start:
             first_length = line.length
-        if number < start or size_limited or number >= start + limit:
-            continue
         row = f"{number:6d}\t{_render(line, number, path)}"
         if rendered and used + len(row) > MAX_READ_CHARS:
             size_limited = True
-            continue
+            break
         rendered.append(row)
         used += len(row) + 1
         end = number
-    return _Page(start, end, total, rendered, size_limited, first_length)
+        if consumed >= limit:
+            break
+    return _Page(start, end, start - 1 + consumed, rendered, size_limited, first_length)
 
 
 def _render(line: Line, number: int, path: str) -> str:

@@ -111,16 +111,17 @@ class _LineBuilder:
         return Line(shown, self.first, length)
 
 
-def byte_lines(handle: BinaryIO, skip: int, start_at: tuple[int, int] | None = None) -> Iterator[Line]:
-    """Yield a ``Line`` per ``\\n``-separated line of a byte-oriented file, from byte ``skip``.
+def byte_lines(handle: BinaryIO, number: int = 1, start_at: tuple[int, int] | None = None) -> Iterator[Line]:
+    """Yield a ``Line`` per ``\\n``-separated line of a byte-oriented file, from the handle's
+    position, which is the start of line ``number`` (1-based).
 
-    ``start_at``: ``(line number, first character)``, both counted as ``read`` does (1-based
-    line, 0-based character): that line's window starts at that character; every other line's at
-    its start. Reads pieces of at most 1 MiB, so memory stays bounded.
+    ``start_at``: ``(line number, first character)``, 1-based line and 0-based character: that
+    line's window starts at that character; every other line's at its start. Reads pieces of at
+    most 1 MiB, so memory stays bounded. Stopping early leaves the handle at the start of the
+    line after the last one yielded.
     """
-    handle.seek(skip)
-    number = 0
     builder: _LineBuilder | None = None
+    number -= 1
     while True:
         piece = handle.readline(_PIECE_BYTES)
         if not piece:
@@ -134,6 +135,40 @@ def byte_lines(handle: BinaryIO, skip: int, start_at: tuple[int, int] | None = N
             builder = None
     if builder is not None:
         yield builder.finish()
+
+
+def skip_lines(handle: BinaryIO, count: int) -> int:
+    """Move the handle past ``count`` lines at C speed (no decoding); return how many lines were
+    passed: ``count``, or fewer when the file ends first (a last line without ``\\n`` counts)."""
+    passed = 0
+    last = b"\n"
+    while passed < count:
+        start = handle.tell()
+        chunk = handle.read(_PIECE_BYTES)
+        if not chunk:
+            return passed + (last != b"\n")
+        found = chunk.count(b"\n")
+        if passed + found < count:
+            passed += found
+            last = chunk[-1:]
+            continue
+        cut = -1
+        for _ in range(count - passed):
+            cut = chunk.index(b"\n", cut + 1)
+        handle.seek(start + cut + 1)
+        return count
+    return passed
+
+
+def count_lines(handle: BinaryIO) -> int:
+    """Count the lines from the handle's position to the end at C speed (a last line without
+    ``\\n`` counts)."""
+    total = 0
+    last = b"\n"
+    while chunk := handle.read(_PIECE_BYTES):
+        total += chunk.count(b"\n")
+        last = chunk[-1:]
+    return total + (last != b"\n")
 
 
 def wide_lines(data: bytes, encoding: str, skip: int,

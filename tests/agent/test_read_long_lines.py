@@ -114,3 +114,41 @@ def test_a_binary_file_is_refused_with_its_size(ctx, tmp_path):
     (tmp_path / "blob.bin").write_bytes(b"\x7fELF" + bytes(5000))
     with pytest.raises(ToolError, match=r"blob.bin is a binary file \(5004 bytes"):
         read(ctx, path="blob.bin")
+
+
+@pytest.mark.parametrize("data", [b"", b"a", b"a\n", b"a\nb", b"a\nb\n", b"\n\n\n", b"x\r\ny\r\n" * 5,
+                                  "\ufeffbom\nline\n".encode("utf-8"), "w\nide\nfile".encode("utf-16")])
+def test_paging_counts_and_shows_the_same_lines_as_splitting_the_file(ctx, tmp_path, data):
+    (tmp_path / "f.txt").write_bytes(data)
+    encoding = "utf-16" if data.startswith(b"\xff\xfe") else "utf-8-sig"
+    text = data.decode(encoding)
+    expected = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n") if text else []
+    expected = [line.rstrip("\r") for line in expected]
+    if not expected:
+        assert read(ctx, path="f.txt", offset=2).text.startswith("(empty file")
+        return
+    for offset in range(1, len(expected) + 3):
+        for limit in (1, 2, 5):
+            if offset > len(expected):
+                with pytest.raises(ToolError, match="past the end"):
+                    read(ctx, path="f.txt", offset=offset, limit=limit)
+                continue
+            out = read(ctx, path="f.txt", offset=offset, limit=limit)
+            assert out.metadata["total_lines"] == len(expected)
+            rows = [row.split("\t", 1)[1] for row in out.text.split("\n")[:-1]]
+            assert rows == expected[offset - 1: offset - 1 + limit]
+
+
+def test_a_page_cut_by_the_output_size_limit_continues_where_it_stopped(ctx, tmp_path):
+    lines = [f"{i:04d}" + "y" * 1990 for i in range(400)]  # 400 lines of 1994 characters: ~800,000
+    (tmp_path / "wide.txt").write_text("\n".join(lines) + "\n")
+    seen, args = [], {"path": "wide.txt"}
+    for _ in range(20):
+        out = read(ctx, **args).text
+        seen += [row.split("\t", 1)[1] for row in out.split("\n")[:-1]]
+        assert "of 400" in out.split("\n")[-1] or "400 lines in total" in out
+        nxt = call_in(out.split("\n")[-1])
+        if nxt is None:
+            break
+        args = nxt
+    assert seen == lines
