@@ -15,6 +15,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from agent.context.truncation.normalise import escape_undecodable
 from agent.events import (
     AgentEvent, ErrorEvent, GuardTriggered, JournalStatus, Notice, PermissionRequest, PlanUpdated, ReasoningDelta,
     TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
@@ -43,8 +44,9 @@ _UNSAFE_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def _terminal_safe(text: str) -> str:
     """Drop control characters (ESC included) from model text before it reaches the terminal:
-    a reply must not be able to clear the screen or retitle the window."""
-    return _UNSAFE_CONTROLS.sub("", text)
+    a reply must not be able to clear the screen or retitle the window. A surrogate-escaped byte
+    (from a file name) is shown as ``\\xNN``, so the output is valid UTF-8."""
+    return escape_undecodable(_UNSAFE_CONTROLS.sub("", text))
 
 
 class JsonPrinter:
@@ -59,7 +61,9 @@ class JsonPrinter:
             return
         with self._lock:
             try:
-                self.out.write(json.dumps(event.to_json_dict(), ensure_ascii=False) + "\n")
+                line = json.dumps(event.to_json_dict(), ensure_ascii=False)
+                # valid UTF-8 always: a surrogate-escaped byte (from a file name) becomes "\\xNN"
+                self.out.write(escape_undecodable(line, backslash="\\\\") + "\n")
                 self.out.flush()
             except BrokenPipeError:  # the reader went away (e.g. `| head`): stop printing quietly
                 self.broken = True

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..config.reminder_rules import DEFAULT_RULES, ReminderRule
+from ..tools.names import parse_name
 
 #: Tools whose successful call on a path means the agent has seen the file's current content.
 REREAD_TOOLS = ("read",)
@@ -179,7 +180,7 @@ class ReadFileStamps:
 
     def _stat(self, path: str) -> _Stamp | None:
         try:
-            st = os.stat(self.root / path)
+            st = os.stat(self.root / parse_name(path))  # ``\xNN`` as the tools read it
         except (OSError, ValueError):
             return None
         if not stat.S_ISREG(st.st_mode):

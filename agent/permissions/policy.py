@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from ..config.settings import PermissionMode
 from ..tools.base import Capability
 from .grants import COMMAND_TOOLS, grant_gap_note, grant_gaps
+from ..tools.names import parse_name
 
 if TYPE_CHECKING:
     from .rules import PermissionRules
@@ -116,6 +117,7 @@ def touches_protected_path(capability: Capability, arguments: object, workspace)
     path = arguments.get("path")
     if not isinstance(path, str) or not path.strip():
         return False
+    path = parse_name(path)  # the name the tool will open (``\xNN`` escapes read back)
     target = Path(path) if Path(path).is_absolute() else Path(workspace) / path
     try:
         parts = target.resolve().relative_to(Path(workspace).resolve()).parts

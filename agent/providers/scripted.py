@@ -8,71 +8,36 @@ keys ``content``, ``reasoning_content`` (streamed in chunks of about 4 character
 ``rate_limit``, ``server``, ``auth``, ``not_found``, ``network``, ``timeout``, ``context_window``,
 ``empty``). Replies marked ``"for": "summary"`` are kept for compaction's summarisation calls.
 An error reply is consumed like any other; a retry takes the next reply. A reply that has keys but
-none of these (a typo such as ``[{"contnet": "x"}]``) is refused when the file is loaded.
+none of these (a typo such as ``[{"contnet": "x"}]``) is refused when the file is loaded
+(``replay_file``, which validates the whole file).
+
+A tool call without an ``id`` gets ``call_<N>_<index>``, N counting the provider's calls and
+continuing after the highest N already in the conversation it is sent (and after the resumed
+journal's, ``continue_ids_after``), so a session never holds the same generated id twice; a
+scripted ``id`` is used as written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from .base import ModelRequest, ProviderError, StreamDelta
+from .replay_file import ERROR_MESSAGES as _ERROR_MESSAGES
+from .replay_file import REPLY_KEYS, ReplayError, load_replay_file
 from .request_check import check_request
 
+__all__ = ["CHUNK_CHARS", "PLACEHOLDER_SUMMARY", "REPLY_KEYS", "ReplayError", "ScriptedProvider",
+           "highest_generated_id", "load_replay_file"]
+
 CHUNK_CHARS = 4
+#: A generated tool-call id: ``call_<provider call number>_<index in the reply>``.
+_GENERATED_ID_RE = re.compile(r"call_(\d+)_\d+")
 PLACEHOLDER_SUMMARY = "Summary placeholder: no summary reply was scripted."
-
-_ERROR_MESSAGES = {
-    "rate_limit": "rate limited by the provider (429)",
-    "server": "the provider returned a server error (500)",
-    "auth": "authentication failed: check your API key",
-    "not_found": "model not found",
-    "network": "network error: could not reach the provider",
-    "timeout": "the provider did not answer in time",
-    "context_window": "the request exceeds the model's context window",
-    "empty": "the provider returned an empty reply",
-}
-
-
-#: The keys a reply may carry (DESIGN.md 5); a reply with keys but none of these is refused.
-REPLY_KEYS = ("content", "reasoning_content", "tool_calls", "usage", "finish_reason", "error", "for")
-
-
-class ReplayError(Exception):
-    """A replay file that cannot be used; the message names the file and the problem."""
-
-
-def load_replay_file(path: Path) -> list[dict[str, Any]]:
-    """Read a ``--replay`` file: a JSON list of reply objects.
-
-    ``path``: the file. Returns the replies in order. Raises ``ReplayError`` (one line naming the
-    file) when the file is missing, not JSON, not a list of objects, holds a reply with keys of
-    which none is a reply key (``[{"bogus": 1}]``: the index and the unknown keys are named; an
-    empty object ``{}`` stays an empty reply), or names an unknown error kind. Unknown keys next to
-    known ones are accepted, so files written for a later version still replay.
-    """
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReplayError(f"cannot read replay file {path}: {exc.strerror or exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise ReplayError(f"replay file {path} is not valid JSON: {exc}") from exc
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise ReplayError(f"replay file {path} must hold a JSON list of reply objects")
-    for i, reply in enumerate(data):
-        if reply and not any(key in REPLY_KEYS for key in reply):
-            unknown = ", ".join(repr(key) for key in reply)
-            raise ReplayError(f"replay file {path}: reply {i} has no known key (unknown: {unknown}; "
-                              f"a reply has {', '.join(REPLY_KEYS)})")
-        err = reply.get("error")
-        if err is not None and err not in _ERROR_MESSAGES:
-            raise ReplayError(f"replay file {path}: reply {i} has unknown error {err!r} "
-                              f"(one of {', '.join(_ERROR_MESSAGES)})")
-    return data
-
 
 class ScriptedProvider:
     """Replays scripted replies in order; ``requests`` records every request received.
@@ -91,6 +56,12 @@ class ScriptedProvider:
         self.instant_retries = instant_retries
         self._lock = threading.Lock()
         self._call_counter = 0
+
+    def continue_ids_after(self, ids: Iterable[str]) -> None:
+        """Generate tool-call ids after every ``call_N_i`` among ``ids`` (a resumed session's
+        whole journal, including calls a compaction took out of the conversation)."""
+        with self._lock:
+            self._call_counter = max(self._call_counter, highest_generated_id(ids))
 
     @property
     def remaining(self) -> int:
@@ -128,7 +99,7 @@ class ScriptedProvider:
                     raise ProviderError("unknown", "the replay script has no more replies")
             else:
                 reply = queue.pop(0)
-            self._call_counter += 1
+            self._call_counter = max(self._call_counter, _highest_generated(request.messages)) + 1
             call_no = self._call_counter
         if reply.get("error"):
             kind = reply["error"]
@@ -160,6 +131,23 @@ class ScriptedProvider:
                               cache_creation_tokens=_optional_int(usage.get("cache_creation_tokens")))
         finish = reply.get("finish_reason") or ("tool_calls" if reply.get("tool_calls") else "stop")
         yield StreamDelta(kind="finish", finish_reason=finish)
+
+
+def _highest_generated(messages: list[dict[str, Any]]) -> int:
+    """The highest call number N of a ``call_N_i`` tool-call id in ``messages`` (0 when none)."""
+    return highest_generated_id(str(call.get("id") or "") for message in messages
+                                if message.get("role") == "assistant"
+                                for call in message.get("tool_calls") or ())
+
+
+def highest_generated_id(ids: Iterable[str]) -> int:
+    """The highest call number N among ids of the generated form ``call_N_i`` (0 when none)."""
+    highest = 0
+    for call_id in ids:
+        match = _GENERATED_ID_RE.fullmatch(call_id)
+        if match:
+            highest = max(highest, int(match.group(1)))
+    return highest
 
 
 def _optional_int(value: Any) -> int | None:

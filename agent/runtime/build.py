@@ -47,6 +47,9 @@ def build_session(workspace: Path, settings: Settings, *, provider: Provider | N
     if provider is None:
         if replay is not None:
             provider = ScriptedProvider(load_replay_file(replay), log_path=replay_log)
+            if resumed is not None:
+                provider.continue_ids_after(call.id for message in resumed.messages
+                                            for call in getattr(message, "tool_calls", None) or ())
         else:
             from ..providers.litellm_provider import LiteLLMProvider
 

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..tools.names import parse_name, show_name
+
 MANIFEST = "manifest.json"
 #: Default size limit for one checkpointed file (bytes).
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -197,7 +199,7 @@ class Checkpoints:
     def _resolve(self, path: str) -> Path | None:
         if not path.strip() or "\x00" in path:
             return None
-        candidate = Path(path).expanduser()
+        candidate = Path(parse_name(path)).expanduser()  # the file the tool opens
         if not candidate.is_absolute():
             candidate = self.workspace / candidate
         try:
@@ -207,9 +209,9 @@ class Checkpoints:
 
     def _show(self, path: str) -> str:
         try:
-            return Path(path).relative_to(self.workspace).as_posix()
+            return show_name(Path(path).relative_to(self.workspace).as_posix())
         except ValueError:
-            return path
+            return show_name(path)
 
     def _turn_dir(self) -> Path:
         from ..secrets.private_files import private_dir

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .diffs import diff_counts, unified_diff
-from .paths import display_path, resolve_in_workspace
+from .paths import resolve_in_workspace, shown_path
 from .read import BINARY_CHECK_BYTES, decode_bytes, encode_text, is_binary_sample, similar_names_hint
 from .view import ToolView, one_line
 from .write import atomic_write, count_lines, uses_crlf
@@ -118,7 +118,7 @@ class EditTool(Tool):
     def _change(self, args: EditArgs, ctx: ToolContext) -> "_Change":
         """Work out the edit without writing; raises ``ToolError`` as ``run`` documents."""
         path = resolve_in_workspace(args.path, ctx)
-        shown = display_path(path, ctx)
+        shown = shown_path(path, ctx)
         if path.is_dir():
             raise ToolError(f"{args.path} is a directory; give a file path")
         if not path.exists():

@@ -21,8 +21,9 @@ from pydantic import Field, field_validator
 
 from ..context.truncation.bounded import BoundedOutput
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .names import parse_name
+from .paths import resolve_in_workspace, shown_path
 from .view import ToolView, one_line
-from .paths import display_path, resolve_in_workspace
 
 #: Folders never walked into.
 ALWAYS_SKIPPED = frozenset({".git", ".opencli"})
@@ -192,7 +193,7 @@ class GlobTool(Tool):
             raise ToolError(f"folder not found: {args.path}")
         if not base.is_dir():
             raise ToolError(f"{args.path} is a file, not a folder; give its folder as path")
-        pattern = args.pattern.strip()
+        pattern = parse_name(args.pattern.strip())
         while pattern.startswith("./"):
             pattern = pattern[2:]
         pattern = pattern.rstrip("/") or "*"
@@ -212,15 +213,15 @@ class GlobTool(Tool):
             if len(found) >= MAX_MATCHES:
                 capped = True
                 break
-            shown = display_path(path, ctx) + ("/" if is_dir else "")
+            shown = shown_path(path, ctx) + ("/" if is_dir else "")
             found.append((_mtime(path), shown))
-        where = display_path(base, ctx)
+        where = shown_path(base, ctx)
         if not found:
             return ToolOutput(text=f"No files match {args.pattern!r} in {where}", metadata={"count": 0})
         found.sort(key=lambda item: (-item[0], item[1]))
         summary = f"[{len(found)} paths, newest first" + (f"; stopped after {MAX_MATCHES}" if capped else "") + "]"
         output = BoundedOutput.for_context(ctx)
-        output.feed("\n".join(shown for _, shown in found).encode("utf-8", "surrogateescape"))
+        output.feed("\n".join(shown for _, shown in found).encode("utf-8"))
         result = output.finish()
         return ToolOutput(
             text=f"{result.text}\n{summary}",

@@ -26,6 +26,7 @@ from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .view import ToolView, one_line
 from .bash import command_env
 from .glob_tool import ALWAYS_SKIPPED, HEAVY_DIRS, compile_glob, walk
+from .names import show_name
 from .paths import display_path, resolve_in_workspace
 from .read import BINARY_CHECK_BYTES
 
@@ -100,7 +101,7 @@ class GrepTool(Tool):
             return ToolOutput(text="[cancelled by user]", is_error=True)
         result = output.finish()
         if matches == 0:
-            where = display_path(target, ctx)
+            where = show_name(display_path(target, ctx))
             scope = f" in files matching {args.glob!r}" if args.glob else ""
             return ToolOutput(text=f"No matches for {args.pattern!r} in {where}{scope}", metadata={"matches": 0})
         return ToolOutput(
@@ -279,6 +280,6 @@ def _search_file(path: Path, shown: str, regex: re.Pattern[str], output: Bounded
         line = line.rstrip("\r")
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + " [...]"
-        output.feed(f"{shown}:{number}:{line}\n".encode("utf-8", "surrogateescape"))
+        output.feed(f"{show_name(shown)}:{number}:{line}\n".encode("utf-8"))
         found += 1
     return found

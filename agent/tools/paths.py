@@ -5,6 +5,9 @@ followed (``Path.resolve``), and the final location must lie under one of the al
 workspace, a root the user allowed (``ctx.allowed_outside``) and, for reading only, the folder of
 saved tool outputs (``ctx.output_dir``, beside the session journal in the user data dir). Checking
 the fully resolved path is what catches a symlink inside the workspace that points out of it.
+
+A byte of a file name that is not UTF-8 is written ``\\xNN`` in path arguments and in output
+(``names``): ``resolve_in_workspace`` reads the escape, ``shown_path`` writes it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 from pathlib import Path
 
 from .base import ToolContext, ToolError
+from .names import parse_name, show_name
 
 
 def allowed_roots(ctx: ToolContext, reading: bool = False) -> list[Path]:
@@ -32,7 +36,8 @@ def allowed_roots(ctx: ToolContext, reading: bool = False) -> list[Path]:
 def resolve_in_workspace(path: str, ctx: ToolContext, reading: bool = False) -> Path:
     """Return the absolute, fully resolved ``Path`` for a tool argument ``path``.
 
-    Relative paths are taken from ``ctx.workspace``; ``~`` is expanded. Raises ``ToolError`` when
+    Relative paths are taken from ``ctx.workspace``; ``~`` is expanded; ``\\xNN`` escapes of
+    bytes that are not UTF-8 are read back (``names.parse_name``). Raises ``ToolError`` when
     the path is empty or contains a NUL character, when it cannot be resolved (a symlink loop),
     or when the resolved location is outside every allowed root: the message names the path, says
     it is outside the workspace, and names the symlink target when a link led there. ``reading``:
@@ -44,7 +49,7 @@ def resolve_in_workspace(path: str, ctx: ToolContext, reading: bool = False) -> 
         raise ToolError(f"path {path!r} contains a NUL character")
     roots = allowed_roots(ctx, reading)
     workspace = roots[0]
-    candidate = Path(path).expanduser()
+    candidate = Path(parse_name(path)).expanduser()
     if not candidate.is_absolute():
         candidate = workspace / candidate
     try:
@@ -55,9 +60,10 @@ def resolve_in_workspace(path: str, ctx: ToolContext, reading: bool = False) -> 
         return resolved
     lexical = Path(os.path.normpath(candidate))
     via_link = any(_is_within(lexical, root) for root in roots)
-    detail = f" (it is a symlink to {resolved})" if via_link else f" (it resolves to {resolved})"
+    target = show_name(str(resolved))
+    detail = f" (it is a symlink to {target})" if via_link else f" (it resolves to {target})"
     raise ToolError(
-        f"path {path!r} is outside the workspace {workspace}{detail}; "
+        f"path {path!r} is outside the workspace {show_name(str(workspace))}{detail}; "
         "only files inside the workspace can be used"
     )
 
@@ -70,6 +76,13 @@ def display_path(path: Path, ctx: ToolContext) -> str:
     except ValueError:
         return str(path)
     return rel.as_posix() or "."
+
+
+def shown_path(path: Path, ctx: ToolContext) -> str:
+    """``display_path`` as tool output shows it: bytes that are not UTF-8 as ``\\xNN``
+    (``names.show_name``), so the text is valid UTF-8 and ``resolve_in_workspace`` reads it back.
+    ``display_path`` itself keeps the surrogate-escaped name, for passing on to other programs."""
+    return show_name(display_path(path, ctx))
 
 
 def _is_within(path: Path, root: Path) -> bool:

@@ -3,7 +3,9 @@
 Output follows ``cat -n`` (a right-aligned line number, a tab, the line), as Claude Code's Read
 does, so the model can quote exact text back to ``edit``. Defaults follow Claude Code too: 2000
 lines per call, lines over 2000 characters cut with a note. ``read`` is never middle-truncated
-(DESIGN.md 4): it pages instead, so exact line spans survive.
+(DESIGN.md 4): it pages instead, so exact line spans survive. A long line pages too: ``column``
+(1-based character) starts line ``offset`` there, and the note on a cut line gives the exact call
+that shows its next 2000 characters (line splitting: ``read_lines``).
 
 Also here: the text-file decoding helpers shared with ``edit`` and ``write`` (encoding and BOM
 detection, binary-file check).
@@ -13,26 +15,25 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, Iterator
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .names import show_name
+from .paths import resolve_in_workspace, shown_path
+from .read_lines import MAX_LINE_CHARS, Line, byte_lines, count_lines, skip_lines, wide_lines
 from .view import ToolView, one_line
-from .paths import display_path, resolve_in_workspace
 
 #: Bytes at the start of a file inspected for NUL bytes (git's binary heuristic uses 8000).
 BINARY_CHECK_BYTES = 8192
 #: Lines returned when ``limit`` is not given.
 DEFAULT_LIMIT = 2000
-#: Longer lines are cut to this many characters with a note.
-MAX_LINE_CHARS = 2000
 #: Soft cap on one read's output (characters): whole lines stop being added past it.
 MAX_READ_CHARS = 250_000
-#: Bytes of one line kept for display (the rest is only counted).
-_LINE_KEEP_BYTES = 4 * MAX_LINE_CHARS + 16
 #: UTF-16/32 files (whole-file decode) larger than this are refused (bytes).
 _MAX_WIDE_FILE_BYTES = 64 << 20
 
@@ -97,18 +98,6 @@ def encode_text(text: str, like: DecodedText) -> bytes:
     return like.bom + text.encode(like.encoding)
 
 
-def _decode_line(raw: bytes, encoding: str | None) -> str:
-    if encoding is not None:
-        return raw.decode(encoding, "replace")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        try:
-            return raw.decode("cp1252")
-        except UnicodeDecodeError:
-            return raw.decode("latin-1")
-
-
 class ReadArgs(ToolArgs):
     """Arguments of ``read``."""
 
@@ -117,8 +106,13 @@ class ReadArgs(ToolArgs):
     limit: int = Field(
         default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of lines to return (default {DEFAULT_LIMIT})."
     )
+    column: int = Field(
+        default=1, ge=1,
+        description=(f"1-based character of line `offset` to start at (default 1), for reading along a line "
+                     f"longer than {MAX_LINE_CHARS} characters; the note on a cut line gives the value."),
+    )
 
-    @field_validator("offset", "limit", mode="before")
+    @field_validator("offset", "limit", "column", mode="before")
     @classmethod
     def _null_is_default(cls, value: Any, info: ValidationInfo) -> Any:
         """Models often send ``null`` for an optional argument: treat it as absent."""
@@ -132,7 +126,8 @@ class ReadTool(Tool):
     description = (
         "Read a text file. Lines come numbered like `cat -n` (number, tab, text); the numbers are not "
         f"part of the file. Returns up to {DEFAULT_LIMIT} lines from `offset` (1-based); the last line "
-        "says how many lines the file has and how to read more. Also reads saved full outputs of "
+        f"says how many lines the file has and how to read more. A line over {MAX_LINE_CHARS} characters "
+        "is cut with a note giving the call (with `column`) that shows the rest. Also reads saved full outputs of "
         "truncated tool results. Use glob to list files and grep to search them."
     )
     Args = ReadArgs
@@ -142,6 +137,9 @@ class ReadTool(Tool):
     def preview(self, args: ReadArgs, ctx: ToolContext) -> str:
         """Return ``read PATH`` with the line range when given."""
         span = f" from line {args.offset}" if args.offset > 1 else ""
+        if args.column > 1:
+            span += f" from line {args.offset}" if not span else ""
+            span += f", character {args.column}"
         return f"read {args.path}{span}"
 
 
@@ -153,12 +151,22 @@ class ReadTool(Tool):
     def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         """Return numbered lines ``offset .. offset+limit-1`` of the file and a footer line.
 
-        Raises ``ToolError`` for a path outside the workspace, a missing file (with close names
-        from the same folder), a directory or special file, a binary file, an offset past the end.
+        With ``column`` > 1, line ``offset`` is shown from that character (at most
+        ``MAX_LINE_CHARS`` characters of it). Raises ``ToolError`` for a path outside the
+        workspace, a missing file (with close names from the same folder), a directory or special
+        file, a file that cannot be opened (permissions), a binary file, an offset past the end,
+        a column past the end of its line.
         """
         path = resolve_in_workspace(args.path, ctx, reading=True)
-        shown = display_path(path, ctx)
+        shown = shown_path(path, ctx)
         _check_readable(path, args.path)
+        try:
+            return self._read(path, shown, args)
+        except OSError as exc:
+            raise ToolError(f"cannot read {args.path}: {exc.strerror or exc}") from None
+
+    def _read(self, path: Path, shown: str, args: ReadArgs) -> ToolOutput:
+        start_at = (args.offset, args.column - 1) if args.column > 1 else None
         size = path.stat().st_size
         with open(path, "rb") as handle:
             sample = handle.read(BINARY_CHECK_BYTES)
@@ -167,20 +175,32 @@ class ReadTool(Tool):
                     f"{args.path} is a binary file ({size} bytes; NUL bytes near its start); "
                     "read shows text files only"
                 )
-            handle.seek(0)
             found = detect_bom(sample)
+            handle.seek(len(found[1]) if found else 0)
             if found is not None and found[0] != "utf-8":
                 if size > _MAX_WIDE_FILE_BYTES:
                     raise ToolError(f"{args.path} is a {found[0]} file over 64 MB; read cannot page it")
-                lines: Iterator[tuple[str, bool]] = _wide_lines(handle.read(), found[0], len(found[1]))
+                lines: Iterator[Line] = wide_lines(handle.read(), found[0], 0, start_at)
+                before = sum(1 for _ in itertools.islice(lines, args.offset - 1))
             else:
-                lines = _byte_lines(handle, skip=len(found[1]) if found else 0)
-            page = _collect(lines, args.offset, args.limit)
+                # Lines before and after the page are only counted (C speed), never decoded.
+                before = skip_lines(handle, args.offset - 1)
+                lines = byte_lines(handle, args.offset, start_at)
+            if before < args.offset - 1:
+                page = _Page(args.offset, args.offset - 1, before, [], False)
+            else:
+                page = _collect(lines, args.offset, args.limit, args.path)
+                page.total += sum(1 for _ in lines) if found and found[0] != "utf-8" else count_lines(handle)
         if page.total == 0:
             return ToolOutput(text=f"(empty file: {shown} has 0 lines)", metadata={"path": shown, "total_lines": 0})
         if page.start > page.total:
             raise ToolError(
                 f"offset {page.start} is past the end of {args.path}, which has {page.total} lines"
+            )
+        if args.column > max(page.first_length, 1):
+            raise ToolError(
+                f"column {args.column} is past the end of line {page.start} of {args.path}, "
+                f"which has {page.first_length} characters"
             )
         if page.end < page.total:
             reason = " (output size limit)" if page.size_limited else ""
@@ -204,82 +224,48 @@ class _Page:
     total: int
     rendered: list[str]
     size_limited: bool
+    #: Length in characters of line ``start`` (for checking ``column``).
+    first_length: int = 0
 
 
-def _collect(lines: Iterator[tuple[str, bool]], start: int, limit: int) -> _Page:
-    """Render lines ``start .. start+limit-1`` and count the rest (memory: one page)."""
+def _collect(lines: Iterator[Line], start: int, limit: int, path: str) -> _Page:
+    """Render up to ``limit`` lines from ``lines``, the first being line ``start``; stops at the
+    limit or when the output would pass ``MAX_READ_CHARS``. ``total`` counts the lines consumed."""
     rendered: list[str] = []
     used = 0
     end = start - 1
     size_limited = False
-    total = 0
-    for number, (line, whole) in enumerate(lines, start=1):
-        total = number
-        if number < start or size_limited or number >= start + limit:
-            continue
-        row = f"{number:6d}\t{_clean(line, whole)}"
+    first_length = 0
+    consumed = 0
+    for number, line in enumerate(lines, start=start):
+        consumed += 1
+        if number == start:
+            first_length = line.length
+        row = f"{number:6d}\t{_render(line, number, path)}"
         if rendered and used + len(row) > MAX_READ_CHARS:
             size_limited = True
-            continue
+            break
         rendered.append(row)
         used += len(row) + 1
         end = number
-    return _Page(start, end, total, rendered, size_limited)
-
-
-def _clean(line: str, whole: bool) -> str:
-    """Prepare one line for display: drop its CR, show NUL as U+2400, cut it when too long."""
-    if line.endswith("\r"):
-        line = line[:-1]
-    if "\x00" in line:
-        line = line.replace("\x00", "\u2400")
-    if len(line) > MAX_LINE_CHARS or not whole:
-        size = f"{len(line)} chars" if whole else f"more than {len(line)} chars"
-        line = line[:MAX_LINE_CHARS] + f" [... line cut at {MAX_LINE_CHARS} of {size}]"
-    return line
-
-
-def _byte_lines(handle: BinaryIO, skip: int) -> Iterator[tuple[str, bool]]:
-    """Yield ``(text, whole)`` per ``\\n``-separated line of a byte-oriented file.
-
-    Reads in bounded pieces so one enormous line never sits in memory whole (``whole`` is false
-    when only its first bytes were kept); each line is decoded alone (UTF-8, else cp1252, else
-    latin-1) so a stray legacy line in a UTF-8 file still shows correctly.
-    """
-    handle.seek(skip)
-    kept = bytearray()
-    length = 0
-    while True:
-        piece = handle.readline(1 << 20)
-        if not piece:
+        if consumed >= limit:
             break
-        length += len(piece)
-        if len(kept) < _LINE_KEEP_BYTES:
-            kept += piece[: _LINE_KEEP_BYTES - len(kept)]
-        if not piece.endswith(b"\n"):
-            continue
-        yield _finish_line(kept, length)
-        kept = bytearray()
-        length = 0
-    if length:
-        yield _finish_line(kept, length)
+    return _Page(start, end, start - 1 + consumed, rendered, size_limited, first_length)
 
 
-def _finish_line(kept: bytearray, length: int) -> tuple[str, bool]:
-    if len(kept) == length:
-        raw = bytes(kept[:-1] if kept.endswith(b"\n") else kept)
-        return _decode_line(raw, None), True
-    return codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(kept), final=False), False
-
-
-def _wide_lines(data: bytes, encoding: str, skip: int) -> Iterator[tuple[str, bool]]:
-    text = data[skip:].decode(encoding, "replace")
-    if text.endswith("\n"):
-        text = text[:-1]
-    if not text and not data[skip:]:
-        return
-    for line in text.split("\n"):
-        yield line, True
+def _render(line: Line, number: int, path: str) -> str:
+    """One line for display: NUL shown as U+2400; a note when only part of the line is shown,
+    naming the call that shows the next part."""
+    text = line.text.replace("\x00", "\u2400") if "\x00" in line.text else line.text
+    last = line.first + len(line.text)
+    if line.rest:
+        where = (f"line cut at {last} of {line.length} chars" if line.first == 0
+                 else f"characters {line.first + 1}-{last} of {line.length} shown")
+        return (f"{text} [... {where}; the next {min(line.rest, MAX_LINE_CHARS)} of the "
+                f"{line.rest} remaining: read(path={path!r}, offset={number}, limit=1, column={last + 1})]")
+    if line.first:
+        return f"{text} [characters {line.first + 1}-{last} of {line.length}: end of line {number}]"
+    return text
 
 
 def _check_readable(path: Path, given: str) -> None:
@@ -302,4 +288,4 @@ def similar_names_hint(path: Path) -> str:
     close = difflib.get_close_matches(path.name, names[:5000], n=3, cutoff=0.6)
     if not close:
         return ""
-    return ". Similar names in the same folder: " + ", ".join(close)
+    return ". Similar names in the same folder: " + ", ".join(show_name(name) for name in close)

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .diffs import diff_counts, unified_diff
-from .paths import display_path, resolve_in_workspace
+from .paths import resolve_in_workspace, shown_path
 from .read import BINARY_CHECK_BYTES, DecodedText, decode_bytes, encode_text, is_binary_sample
 from .view import ToolView, one_line
 
@@ -142,7 +142,7 @@ class WriteTool(Tool):
         new file) and decoded text (None: binary), the content as it will be written (line ends
         kept), its bytes, and notes for the result. Raises ``ToolError`` as ``run`` documents."""
         path = resolve_in_workspace(args.path, ctx)
-        shown = display_path(path, ctx)
+        shown = shown_path(path, ctx)
         if path.is_dir():
             raise ToolError(f"{args.path} is a directory; give a file path")
         old_bytes: bytes | None = None

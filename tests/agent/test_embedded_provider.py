@@ -74,7 +74,7 @@ def glob_step(pattern: str = "**/*.py", output: str = "src/app.py\nsrc/util.py")
 def test_tool_specs_simplify_the_agent_schemas():
     specs = {s.name: s for s in tool_specs(TOOL_SCHEMAS)}
     assert set(specs) == {"read", "grep", "glob"}
-    assert specs["read"].signature() == "read(path, offset?, limit?)"
+    assert specs["read"].signature() == "read(path, offset?, limit?, column?)"
     assert specs["read"].params["offset"]["type"] == "integer"
     assert specs["grep"].params["pattern"] == {"type": "string", "maxLength": DEFAULT_STRING_MAX}
 

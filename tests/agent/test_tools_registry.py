@@ -97,7 +97,7 @@ def test_schemas_are_openai_function_tools(registry):
             assert prop.get("description"), schema["function"]["name"]
     by_name = {s["function"]["name"]: s["function"]["parameters"] for s in schemas}
     assert by_name["edit"]["required"] == ["path", "old_string", "new_string"]
-    assert set(by_name["read"]["properties"]) == {"path", "offset", "limit"}
+    assert set(by_name["read"]["properties"]) == {"path", "offset", "limit", "column"}
     assert set(by_name["bash"]["properties"]) == {"command", "timeout"}
     assert set(by_name["grep"]["properties"]) == {"pattern", "path", "glob"}
     assert set(by_name["glob"]["properties"]) == {"pattern", "path"}

@@ -50,9 +50,10 @@ def test_normalize_resolves_overstrike_and_unfinished_escape():
 
 
 def test_normalize_replaces_lone_surrogates():
-    out = normalize_output("a\udc80b")
+    out = normalize_output("a\udc80b\ud800c")
     out.encode("utf-8")
-    assert out == "a\ufffdb"
+    # a surrogate-escaped byte is shown as \xNN; any other lone surrogate as U+FFFD
+    assert out == "a\\x80b\ufffdc"
 
 
 def test_normalize_preserves_line_count():

@@ -9,6 +9,10 @@ import pytest
 from tui.screens.plan_screen import PlanScreen
 from tui.widgets.prompt_input import PromptInput
 
+# The demo project at one fixed path: the folder's length is in the system prompt, so in the
+# token figure the footer shows.
+from .test_tui_snapshots import workspace  # noqa: F401  (a fixture)
+
 SIZE = (120, 36)
 
 SUBMIT = {"tool_calls": [{"name": "submit_plan", "arguments": {

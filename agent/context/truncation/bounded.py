@@ -23,6 +23,7 @@ from .normalise import (
     decode_prefix,
     decode_suffix,
     display_output,
+    encode_text,
     looks_binary_output,
     normalize_output,
 )
@@ -59,7 +60,7 @@ def truncate_and_save(data: bytes | str, ctx: Any) -> TruncationResult:
     ``max_output_chars``, ``output_dir`` and ``call_id`` are used). Never raises for I/O errors.
     """
     if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
+        data = encode_text(data)
     out = BoundedOutput.for_context(ctx)
     out.feed(data)
     return out.finish()
@@ -204,7 +205,7 @@ class BoundedOutput:
         if looks_binary_output(data):
             self._save_whole(data)
             return self._binary_result()
-        decoded = data.decode("utf-8", "replace")
+        decoded = data.decode("utf-8", "surrogateescape")
         norm = normalize_output(decoded)
         if self._max_chars == 0 or len(norm) <= self._max_chars:
             result = truncate_normalized(norm, 0, None, None, self._total)

@@ -2,8 +2,8 @@
 
 ANSI escape sequences (SGR colours, cursor moves, OSC titles) are removed, CRLF becomes LF, a
 line made of CR-separated progress frames keeps only its last frame, backspace overstrikes are
-resolved, NUL becomes U+2400 and other control characters are dropped, lone surrogates become
-U+FFFD. Binary output (NUL bytes or mostly invalid UTF-8 in the first 8 KB) is recognised by
+resolved, NUL becomes U+2400 and other control characters are dropped, a byte that is not UTF-8
+(decoded with ``surrogateescape``) becomes the text ``\\xNN`` and other lone surrogates U+FFFD. Binary output (NUL bytes or mostly invalid UTF-8 in the first 8 KB) is recognised by
 ``looks_binary_output``. ``display_output`` keeps the colours for the UI.
 """
 
@@ -55,8 +55,8 @@ def normalize_output(text: str) -> str:
 
     Removes ANSI/VT escape sequences, turns CRLF into LF, keeps only the last non-empty
     CR-separated frame of each line (progress bars), resolves ``x\\b`` overstrikes, replaces NUL
-    with U+2400, drops other C0/C1 control characters except tab and newline, and replaces lone
-    surrogates with U+FFFD. Line count is preserved: a line of the input is a line of the output.
+    with U+2400, drops other C0/C1 control characters except tab and newline, and shows each
+    surrogate-escaped byte as ``\\xNN`` (``escape_undecodable``). Line count is preserved: a line of the input is a line of the output.
     """
     if "\x1b" in text or "\x9b" in text:
         text = _ESCAPE_RE.sub("", text)
@@ -69,10 +69,22 @@ def normalize_output(text: str) -> str:
     if "\x00" in text:
         text = text.replace("\x00", "\u2400")
     text = _CONTROL_RE.sub("", text)
+    return escape_undecodable(text)
+
+
+def escape_undecodable(text: str, backslash: str = "\\") -> str:
+    """Return ``text`` as valid UTF-8 text: each surrogate-escaped byte (U+DC80..U+DCFF, as
+    ``os.fsdecode`` and the ``surrogateescape`` handler produce) becomes ``\\xNN`` (lower-case
+    hex); any other lone surrogate becomes U+FFFD. ``backslash`` is what is written for the
+    backslash: ``"\\\\"`` for text that is already JSON, where a backslash is written twice."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = _SURROGATE_RE.sub("\ufffd", text)
+        def show(match: re.Match[str]) -> str:
+            code = ord(match.group())
+            return f"{backslash}x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
+
+        return _SURROGATE_RE.sub(show, text)
     return text
 
 
@@ -114,14 +126,25 @@ def _incomplete_tail(data: bytes) -> int:
     return 0
 
 
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of ``text``; surrogate-escaped bytes become the bytes they stand for (other
+    lone surrogates, when present, are encoded as they are)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def decode_prefix(data: bytes) -> str:
-    """Decode a byte prefix as UTF-8, holding back a sequence cut at the end (invalid -> U+FFFD)."""
-    return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=False)
+    """Decode a byte prefix as UTF-8, holding back a sequence cut at the end; an invalid byte
+    becomes a surrogate (``surrogateescape``), which ``normalize_output`` shows as ``\\xNN``."""
+    return codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(data, final=False)
 
 
 def decode_suffix(data: bytes) -> str:
-    """Decode a byte suffix as UTF-8, skipping continuation bytes of a sequence cut at the start."""
+    """Decode a byte suffix as UTF-8, skipping continuation bytes of a sequence cut at the start;
+    an invalid byte becomes a surrogate (``surrogateescape``)."""
     start = 0
     while start < min(3, len(data)) and 0x80 <= data[start] < 0xC0:
         start += 1
-    return data[start:].decode("utf-8", "replace")
+    return data[start:].decode("utf-8", "surrogateescape")
