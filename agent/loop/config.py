@@ -26,6 +26,8 @@ class LoopConfig:
     interactive: bool = False
     max_output_chars: int = 20000
     bash_timeout_s: float = 120.0
+    #: Time limit of one call per tool name (seconds); ``"default"`` for the others.
+    tool_time_limits: dict[str, float] = field(default_factory=lambda: {"default": 60.0})
     api_base: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None

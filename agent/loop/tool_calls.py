@@ -99,7 +99,9 @@ class ToolCallsMixin:
                  cancel: threading.Event) -> ToolOutput:
         ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
                           max_output_chars=self.config.max_output_chars,
-                          bash_timeout_s=self.config.bash_timeout_s, call_id=safe_call_id(call.id))
+                          bash_timeout_s=self.config.bash_timeout_s, call_id=safe_call_id(call.id),
+                          tool_time_limits=self.config.tool_time_limits,
+                          default_time_limit_s=self.config.tool_time_limits.get("default", 60.0))
         tool = self.registry.get(call.name)
         refusal = self._capability_refusal(call.name, tool)
         if refusal:
