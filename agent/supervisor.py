@@ -11,7 +11,8 @@ Why a subreaper and not the alternatives:
 - A process that calls ``prctl(PR_SET_CHILD_SUBREAPER)`` becomes the parent of every orphan in
   its subtree, whatever session or group it moved to, so it can always find and kill the tree.
 
-How it works: ``agent.process`` starts this file as a script (stdlib only, ``python -I -S``) in a
+How it works: ``agent.supervised`` starts this file as a script (stdlib only, few imports, so it
+starts in a few tens of milliseconds: ``python -I -S``) in a
 new session, with two descriptors: ``status`` (written here: ``S <pid>`` once the command runs,
 ``E <errno>`` when it could not start, ``X <returncode>`` when it exited, ``Popen``-style,
 negative for a signal) and ``life``, the read end of a pipe whose only write end the agent holds
@@ -32,10 +33,10 @@ from __future__ import annotations
 import ctypes
 import os
 import select
-import signal
-import subprocess
 import sys
 import time
+
+import _signal as signal  # the C module: ``signal`` would import enum (tens of ms per command)
 
 PR_SET_CHILD_SUBREAPER = 36
 #: Seconds between SIGTERM and SIGKILL of the subtree when the supervisor ends it.
@@ -124,6 +125,36 @@ def _returncode(status: int) -> int:
     return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
+def _start(command: list[str], private: tuple[int, ...]) -> int:
+    """Fork and exec ``command`` with default signal dispositions, without the descriptors in
+    ``private``; returns its pid. Raises ``OSError`` (the exec's errno) when it cannot start."""
+    for fd in private:
+        os.set_inheritable(fd, False)
+    err_r, err_w = os.pipe()  # close-on-exec: end of file without data means the exec worked
+    pid = os.fork()
+    if pid == 0:  # the child: only async-signal-safe work until exec
+        try:
+            os.close(err_r)
+            for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE,
+                           signal.SIGXFSZ):
+                signal.signal(signum, signal.SIG_DFL)
+            os.execvp(command[0], command)
+        except OSError as exc:
+            os.write(err_w, str(exc.errno or 0).encode())
+        finally:
+            os._exit(127)
+    os.close(err_w)
+    try:
+        data = os.read(err_r, 64)
+    finally:
+        os.close(err_r)
+    if data:
+        os.waitpid(pid, 0)
+        errno = int(data or b"0")
+        raise OSError(errno, os.strerror(errno))
+    return pid
+
+
 def main(argv: list[str]) -> int:
     """Supervise ``argv[3:]`` (after ``STATUS_FD LIFE_FD --``); see the module docstring."""
     status_fd, life_fd = int(argv[0]), int(argv[1])
@@ -131,6 +162,12 @@ def main(argv: list[str]) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _on_signal)
     make_subreaper()
+    # A child's exit wakes the loop at once (SIGCHLD writes a byte to the wakeup pipe).
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
 
     def report(text: str) -> None:
         try:
@@ -139,32 +176,40 @@ def main(argv: list[str]) -> int:
             pass
 
     try:
-        child = subprocess.Popen(command, close_fds=True, restore_signals=True)
+        child_pid = _start(command, (status_fd, life_fd))
     except OSError as exc:
         report(f"E {exc.errno or 0}")
         return 127
-    report(f"S {child.pid}")
+    report(f"S {child_pid}")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # the output pipe must end when the command's side of it closes
     os.dup2(devnull, 2)
     exited = False
     poller = select.poll()
     poller.register(life_fd, select.POLLIN | select.POLLHUP)
+    poller.register(wake_r, select.POLLIN)
     while True:
         reaped, remaining = _reap()
         if _stop_requested:
             reaped += end_subtree()
             remaining = False
-        elif poller.poll(POLL_S * 1000):
-            try:
-                data = os.read(life_fd, 64)
-            except OSError:
-                data = b""
-            if not data:  # the agent is gone
-                reaped += end_subtree()
-                remaining = False
+        else:
+            ready = {fd for fd, _ in poller.poll(POLL_S * 1000)}
+            if wake_r in ready:
+                try:
+                    os.read(wake_r, 512)
+                except OSError:
+                    pass
+            if life_fd in ready:
+                try:
+                    data = os.read(life_fd, 64)
+                except OSError:
+                    data = b""
+                if not data:  # the agent is gone
+                    reaped += end_subtree()
+                    remaining = False
         for pid, status in reaped:
-            if pid == child.pid and not exited:
+            if pid == child_pid and not exited:
                 exited = True
                 report(f"X {_returncode(status)}")
         if not remaining and (exited or _stop_requested or not subtree(os.getpid())):
