@@ -44,6 +44,10 @@ def _set_life(pair: tuple[int, int]) -> None:
     _life, _life_owner = pair, os.getpid()
 
 
+class SupervisorFailed(OSError):
+    """The supervisor itself could not run (no start report): the command was not started."""
+
+
 class Supervised:
     """A command running under ``agent.supervisor``: ``pid`` is the supervisor's (the group id of
     the command's session), ``stdout`` the output pipe, and ``poll`` / ``wait`` report the
@@ -70,6 +74,8 @@ class Supervised:
             self._status.close()
             if self.stdout is not None:
                 self.stdout.close()
+            if not line or line[0] != b"E":
+                raise SupervisorFailed("the supervisor did not start")
             code = int(line[1]) if len(line) > 1 else 0
             raise OSError(code, f"{os.strerror(code) if code else 'cannot start'}: {argv[0]!r}")
         self.command_pid = int(line[1])
@@ -122,11 +128,15 @@ _babysitting: set[Supervised] = set()
 
 def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> "subprocess.Popen | Supervised":
     """Start ``argv`` with merged output on a pipe, in a session of its own, supervised where
-    possible. Raises ``OSError`` when it cannot start."""
+    possible (directly when the supervisor is unavailable or fails to start). Raises ``OSError``
+    when the command cannot start."""
     for done in [s for s in _babysitting if s.supervisor_done()]:
         _babysitting.discard(done)
     if supervision_available():
-        return Supervised(argv, cwd=cwd, env=env)
+        try:
+            return Supervised(argv, cwd=cwd, env=env)
+        except SupervisorFailed:
+            pass  # e.g. no usable interpreter: run it directly, killable through its group
     return subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
                             env=dict(env) if env is not None else None)

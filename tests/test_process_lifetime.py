@@ -103,3 +103,16 @@ def test_the_supervisor_reports_exit_codes_and_start_failures(tmp_path):
     with pytest.raises(FileNotFoundError):
         run_streaming([str(tmp_path / "no-such-program")], cwd=tmp_path, sink=chunks.append,
                       cancel=threading.Event(), timeout_s=20)
+
+
+def test_a_supervisor_that_cannot_start_falls_back_to_running_the_command_directly(tmp_path, monkeypatch):
+    import threading
+
+    import agent.supervised as supervised
+    from agent.process import run_streaming
+
+    monkeypatch.setattr(supervised, "_SUPERVISOR", str(tmp_path / "missing-supervisor.py"))
+    chunks: list[bytes] = []
+    result = run_streaming(["sh", "-c", "echo direct; exit 4"], cwd=tmp_path, sink=chunks.append,
+                           cancel=threading.Event(), timeout_s=20)
+    assert result.returncode == 4 and b"".join(chunks) == b"direct\n"
