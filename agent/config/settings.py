@@ -123,7 +123,7 @@ class Settings(BaseSettings):
     bash_timeout: float = Field(120.0, gt=0, description="Default time limit of the bash tool (seconds).")
     tool_time_limits: dict[str, float] = Field(
         default_factory=lambda: {"default": 60.0, "grep": 120.0, "glob": 120.0},
-        description="Time limit of one call per tool name (seconds); `default` for tools not listed. bash uses its own timeout.")
+        description="Time limit of one call per tool name (seconds; 0 = none); `default` for tools not listed. bash uses its own timeout.")
     request_timeout: float = Field(600.0, gt=0, description="Time limit of one model call (seconds).")
     max_retries: int = Field(4, ge=0, description="Retries of a transient provider error.")
     theme: str = Field("opencli-dark", description="Textual theme name (themes/*.toml or a built-in).")

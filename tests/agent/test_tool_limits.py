@@ -244,3 +244,13 @@ def test_file_tools_refuse_a_fifo_instead_of_blocking(ws, name):
     out, _ = _execute(ToolRegistry([make()]), ToolCall(id="c1", name=name, arguments=json.dumps(arguments)),
                       _ctx(ws, **{name: 10.0}))
     assert out.is_error and "not a regular file" in out.text, out.text
+
+
+def test_grep_falls_back_to_re2_when_the_rg_binary_cannot_run(ws, tmp_path, monkeypatch):
+    broken = tmp_path / "rg"
+    broken.write_bytes(b"\x7fELF not really a program")
+    broken.chmod(0o755)
+    monkeypatch.setattr(grep_module, "find_ripgrep", lambda: str(broken))
+    out = ToolRegistry([GrepTool()]).execute(_call("grep", pattern="hel+o"), _ctx(ws))
+    assert not out.is_error and out.text == "notes.txt:1:hello"
+    assert out.metadata["engine"] == "python"
