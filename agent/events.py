@@ -333,7 +333,8 @@ class ErrorEvent(_Event):
     message: str
 
 
-StopReason = Literal["done", "max_turns", "stuck", "cancelled", "error"]
+#: ``interrupted``: the process was asked to end (SIGTERM / SIGHUP) while the turn ran.
+StopReason = Literal["done", "max_turns", "stuck", "cancelled", "error", "interrupted"]
 
 
 class TurnFinished(_Event):

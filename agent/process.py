@@ -6,6 +6,13 @@ deadline (``run_bounded``). Each process starts in a new session (``start_new_se
 its pid is its group id); on cancel, timeout or an output cap, ``kill_process_tree`` signals the
 group and every descendant found through psutil, including those that moved to a session or
 group of their own (``setsid``).
+
+On Linux ``run_streaming`` starts each command under a subreaper supervisor (``agent.supervisor``,
+whose docstring says why that and not a cgroup or ``PR_SET_PDEATHSIG``): it adopts every orphan of
+the command's tree and kills the whole tree when the agent dies, even by SIGKILL, because the
+only write end of its "life" pipe closes with the agent. ``Supervised`` gives it the part of the
+``Popen`` interface used here (``agent.supervised``); where the supervisor cannot run, commands
+start directly.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import psutil
+
+from .supervised import Supervised, spawn
 
 #: Time between SIGTERM and SIGKILL of a process group (seconds).
 KILL_GRACE_S = 2.0
@@ -123,7 +132,7 @@ class ProcessResult:
 
 
 #: Commands started by ``run_streaming`` that have not been reaped yet (``kill_running_commands``).
-_running: set[subprocess.Popen] = set()
+_running: set["subprocess.Popen | Supervised"] = set()
 _running_lock = threading.Lock()
 
 
@@ -172,15 +181,7 @@ def run_streaming(
     grace = PIPE_GRACE_S if pipe_grace_s is None else pipe_grace_s
     started = time.monotonic()
     deadline = started + timeout_s if timeout_s else None
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=dict(env) if env is not None else None,
-    )
+    proc = spawn(argv, cwd, env)
     with _running_lock:
         _running.add(proc)
     assert proc.stdout is not None

@@ -14,6 +14,7 @@ turn ends (one notice says so).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ from .app_actions import ActionsMixin
 from .app_session import SessionLifecycleMixin
 from .app_themes import ThemesMixin
 from .bridge import AgentEventMessage, AgentRunner, TurnEnded
-from .signals import TERMINATING_SIGNALS, end_running_commands, take_default_action
+from .signals import EXIT_INTERRUPTED, TERMINATING_SIGNALS, end_running_commands, interrupt_and_wait
 from .theme_loader import THEMES_DIR
 from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
@@ -178,20 +179,21 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
             self.call_after_refresh(self._open_session)
 
     def on_terminate_signal(self, signum: int) -> None:
-        """SIGTERM or SIGHUP (``kill``, the terminal closed): kill the commands the bash tool is
-        running with their process trees (they run in sessions of their own and would outlive
-        the app), then end with 128 + ``signum`` as a shell reports it.
+        """SIGTERM or SIGHUP (``kill``, the terminal closed): interrupt the running turn and give
+        it a few seconds to end (its commands' trees are killed, the journal gets the turn's end
+        with stop reason ``interrupted``), kill any command still running, then end with 143.
 
         SIGTERM exits cleanly (the terminal is restored). After SIGHUP the terminal is gone: a
-        clean exit would wait forever on writes to it, so the signal's default action ends the
-        process at once, as it does for any program (journals are written line by line)."""
-        self.runner.cancel()
+        clean exit would wait forever on writes to it, so the process ends at once with 143."""
+        worker = self.runner._turn_worker
+        if self.runner.running:
+            interrupt_and_wait(self.runner.cancel_event,
+                               lambda: worker is not None and not worker.is_finished)
+            self.runner.cancel()
         end_running_commands()
         if signum == signal.SIGHUP:
-            take_default_action(signum)
-            return
-        self.exit(return_code=128 + signum)
-
+            os._exit(EXIT_INTERRUPTED)
+        self.exit(return_code=EXIT_INTERRUPTED)
 
     @property
     def main_screen(self) -> Screen:

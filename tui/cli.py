@@ -1,7 +1,9 @@
 """The ``opencli-tui`` command: the TUI by default, ``run`` for a headless task.
 
-Exit codes of ``run`` (DESIGN.md 5a): 0 done, 1 error, 2 usage or configuration error, 3 max
-turns, 4 stuck, 130 cancelled. Textual is imported only when the TUI starts, and litellm only
+Exit codes of ``run`` (DESIGN.md 5a): 0 done, 1 error (a crash too), 2 usage or configuration
+error, 3 max turns, 4 stuck, 130 cancelled, 143 interrupted by SIGTERM / SIGHUP. After a crash (an
+uncaught exception) the terminal is restored, the traceback goes to a private file in the user's
+state folder (``tui.crash``) and one line on stderr names it. Textual is imported only when the TUI starts, and litellm only
 when a model is first needed.
 
 Sessions: ``--continue`` resumes this project's latest session; ``--resume ID`` a given one (a
@@ -119,6 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - any crash: a report file and one line
+        from .crash import crash_line, write_crash_report
+
+        print(crash_line(exc, write_crash_report(exc, where=_where(argv))), file=sys.stderr)
+        return 1
+
+
+def _where(argv: Sequence[str] | None) -> str:
+    return "run" if "run" in list(argv if argv is not None else sys.argv[1:]) else "tui"
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -188,6 +199,12 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if app.session is not None:
             app.session.close()
+    crashed = getattr(app, "_exception", None)  # Textual restored the terminal and printed it
+    if crashed is not None:
+        from .crash import crash_line, write_crash_report
+
+        print(crash_line(crashed, write_crash_report(crashed, where="tui")), file=sys.stderr)
+        return 1
     if app.startup_error is not None:
         print(app.startup_error, file=sys.stderr)
         return EXIT_USAGE

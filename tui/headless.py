@@ -21,7 +21,10 @@ from agent.events import (
     TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished,
 )
 
-EXIT_CODES = {"done": 0, "error": 1, "max_turns": 3, "stuck": 4, "cancelled": 130}
+from . import signals
+from .signals import interrupted_reason, interruptible_turn
+
+EXIT_CODES = {"done": 0, "error": 1, "max_turns": 3, "stuck": 4, "cancelled": 130, "interrupted": 143}
 
 
 def exit_code_for(stop_reason: str) -> int:
@@ -183,7 +186,8 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
                  out: TextIO | None = None, err: TextIO | None = None, plan: bool = False,
                  execute_plan: bool = False) -> int:
     """Run ``task`` in ``session`` (an ``agent.runtime.session.AgentSession`` built non-interactive) and
-    return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130). A non-zero exit
+    return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130); SIGTERM / SIGHUP,
+    once ``signals.install_headless_handlers`` ran, interrupt it (exit 143). A non-zero exit
     puts exactly one reason line on stderr (``opencli-tui: error: ...``, ``opencli-tui: stopped:
     ...``), in text and json modes alike.
 
@@ -224,10 +228,11 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
         previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
     try:
         try:
-            if plan:
-                result = _plan_and_maybe_execute(session, task, emit, cancel, execute_plan)
-            else:
-                result = session.run_turn(task, emit, cancel)
+            with interruptible_turn(cancel):
+                if plan:
+                    result = _plan_and_maybe_execute(session, task, emit, cancel, execute_plan)
+                else:
+                    result = session.run_turn(task, emit, cancel)
         except ImportError as exc:
             print(f"opencli-tui: error: {exc}", file=err)
             return 1
@@ -246,6 +251,7 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             "max_turns": f"stopped: {result.final_text}",
             "stuck": f"stopped: {result.final_text or 'the agent was stuck in a loop'}",
             "cancelled": "cancelled by the user",
+            "interrupted": interrupted_reason(signals.received),
         }.get(result.stop_reason, result.stop_reason)
         print(f"opencli-tui: {reason}", file=err)
     return code
@@ -266,5 +272,7 @@ def _plan_and_maybe_execute(session, task: str, emit, cancel: threading.Event, e
     if not execute:
         return planned.turn
     if cancel.is_set():
-        return planned.turn.model_copy(update={"stop_reason": "cancelled"})
+        from agent.cancel import was_interrupted
+
+        return planned.turn.model_copy(update={"stop_reason": "interrupted" if was_interrupted(cancel) else "cancelled"})
     return session.execute_plan(planned.plan, emit, cancel)

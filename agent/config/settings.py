@@ -138,6 +138,9 @@ class Settings(BaseSettings):
     max_tool_output: int = Field(20000, ge=0, description="Cap on bash/grep/glob output sent to the model (characters; 0 = no cap).")
     context_window: int | None = Field(None, ge=1, description="Override of the model's context window (tokens).")
     bash_timeout: float = Field(120.0, gt=0, description="Default time limit of the bash tool (seconds).")
+    tool_time_limits: dict[str, float] = Field(
+        default_factory=lambda: {"default": 60.0, "grep": 120.0, "glob": 120.0},
+        description="Time limit of one call per tool name (seconds; 0 = none); `default` for tools not listed. bash uses its own timeout.")
     request_timeout: float = Field(600.0, gt=0, description="Time limit of one model call (seconds).")
     max_retries: int = Field(4, ge=0, description="Retries of a transient provider error.")
     max_retry_time: float = Field(120.0, ge=0, description="Seconds from a model call's first failure after which no retry starts (waits and retried attempts included); then the turn stops with the error.")

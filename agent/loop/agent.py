@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..context.context_budget import ContextBudget
+from ..cancel import was_interrupted
 from ..context.repair import repair_history
 from ..events import (
     CompactionDone,
@@ -178,6 +179,8 @@ class Agent(ToolCallsMixin):
         final_text = ""
 
         def finish(reason: str, text: str = "") -> TurnFinished:
+            if reason == "cancelled" and was_interrupted(cancel):
+                reason = "interrupted"
             event = TurnFinished(stop_reason=reason, final_text=text, usage=usage, session_id=self.session_id)
             if self.journal is not None:
                 self.journal.append(EventRecord.turn_finished(reason, time.time()))

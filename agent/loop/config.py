@@ -28,6 +28,8 @@ class LoopConfig:
     bash_timeout_s: float = 120.0
     #: Secret-looking environment variables commands may still see (``[bash] env_allow``).
     bash_env_allow: tuple[str, ...] = ()
+    #: Time limit of one call per tool name (seconds); ``"default"`` for the others.
+    tool_time_limits: dict[str, float] = field(default_factory=lambda: {"default": 60.0})
     api_base: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None

@@ -102,7 +102,9 @@ class ToolCallsMixin:
         ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
                           max_output_chars=self.config.max_output_chars,
                           bash_timeout_s=self.config.bash_timeout_s, call_id=safe_call_id(call.id),
-                          env_allow=self.config.bash_env_allow)
+                          env_allow=self.config.bash_env_allow,
+                          tool_time_limits=self.config.tool_time_limits,
+                          default_time_limit_s=self.config.tool_time_limits.get("default", 60.0))
         tool = self.registry.get(call.name)
         refusal = self._capability_refusal(call.name, tool)
         if refusal:

@@ -66,6 +66,7 @@ class AgentBuilding:
             max_output_chars=s.max_tool_output,
             bash_timeout_s=s.bash_timeout,
             bash_env_allow=tuple(s.bash.env_allow),
+            tool_time_limits=dict(s.tool_time_limits),
             api_base=s.api_base,
             temperature=0.0 if self.is_embedded and s.temperature is None else s.temperature,
             max_tokens=s.embedded.max_reply_tokens if self.is_embedded else None,

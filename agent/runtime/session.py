@@ -176,12 +176,24 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
             if self._restore_pending and self.resumed is not None:
                 self._restore_pending = False
                 self.agent.history = _with_plan_prompt_origin(self.resumed.messages, self.resumed.plan_prompts)
+                self._answer_interrupted_calls()
                 if self.resumed.plan is not None:
                     self.plans.plan = self.resumed.plan
                 compactions = self.resumed.compactions
                 if compactions:
                     self.agent.compactor.restore(compactions[-1])
 
+
+    def _answer_interrupted_calls(self) -> None:
+        """Give each call the dead agent left without a result a journaled stand-in result that
+        says it may have run and what changed (``session.interrupted``)."""
+        from ..events import ToolResult
+        from ..session.interrupted import interrupted_results
+
+        for message in interrupted_results(self.agent.history, self.workspace, self.resumed.last_write):
+            self.agent.history.append(message)
+            self.journal.append_message(message)
+            self.journal.append_tool_result(message, ToolResult(outcome="interrupted"))
 
     # --------------------------------------------------------------------------------- journal
     @property

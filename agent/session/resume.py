@@ -90,6 +90,8 @@ class LoadedSession:
     tool_details: dict[str, ToolDetailsRecord] = field(default_factory=dict)
     plan_prompts: dict[str, "Plan"] = field(default_factory=dict)
     system_prompt: SystemPromptRecord | None = None
+    #: When the journal was last written before this load (epoch seconds; 0 when unknown).
+    last_write: float = 0.0
 
     def details_for(self, message: "Message") -> dict[str, Any]:
         """The journaled details of the tool result ``message`` as a dict (the set fields of its
@@ -242,6 +244,10 @@ def load_session(path: Path) -> LoadedSession:
     prompt records are ignored (never applied)."""
     path = Path(path)
     warnings: list[str] = []
+    try:
+        last_write = path.stat().st_mtime
+    except OSError:
+        last_write = 0.0
     records = list(read_records(path, warnings))
     messages = []
     model = ""
@@ -263,7 +269,8 @@ def load_session(path: Path) -> LoadedSession:
             system_prompt = record
     return LoadedSession(session_id=path.stem, path=path, messages=messages, plan=plan_from_journal(records),
                          model=model, records=records, warnings=warnings, grants=grants, tool_details=details,
-                         plan_prompts=plan_prompts_from_journal(records), system_prompt=system_prompt)
+                         plan_prompts=plan_prompts_from_journal(records), system_prompt=system_prompt,
+                         last_write=last_write)
 
 
 def plan_from_journal(records: Iterable[Any]) -> Plan | None:

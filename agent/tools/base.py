@@ -54,6 +54,10 @@ class ToolContext:
     - ``allowed_outside``: extra absolute roots the user allowed paths to resolve into.
     - ``env_allow``: secret-looking environment variables commands may still see
       (``agent.secrets.env``).
+    - ``tool_time_limits``: time limit per tool name (seconds), from the settings; tools not in it
+      get ``default_time_limit_s`` (bash uses its own ``timeout``, see ``Tool.time_limit_s``).
+    - ``time_limit_s``: the limit of the running call (seconds; None = none), set by the
+      registry; tools that can stop (grep) stop at it themselves.
     """
 
     workspace: Path
@@ -64,6 +68,9 @@ class ToolContext:
     allowed_outside: tuple[Path, ...] = ()
     call_id: str = ""
     env_allow: tuple[str, ...] = ()
+    tool_time_limits: dict[str, float] = field(default_factory=dict)
+    default_time_limit_s: float = 60.0
+    time_limit_s: float | None = None
 
 
 class ToolOutput(BaseModel):
@@ -120,6 +127,11 @@ class Tool(ABC):
     @abstractmethod
     def run(self, args: Any, ctx: ToolContext) -> ToolOutput:
         """Run with validated ``args`` (an instance of ``self.Args``); raise ``ToolError`` on failure."""
+
+    def time_limit_s(self, args: Any, ctx: ToolContext) -> float | None:
+        """The time limit of a call with ``args`` (seconds; None = none): the tool's entry in
+        ``ctx.tool_time_limits``, else ``ctx.default_time_limit_s``."""
+        return ctx.tool_time_limits.get(self.name, ctx.default_time_limit_s)
 
     def schema(self) -> dict[str, Any]:
         """Return the OpenAI function-tool schema ``{"type": "function", "function": {...}}``."""

@@ -78,6 +78,11 @@ class BashTool(Tool):
         """The command line, shown as ``$ command`` in the body."""
         return ToolView(title=self.name, summary=one_line(args.command), command=args.command)
 
+    def time_limit_s(self, args: BashArgs, ctx: ToolContext) -> float | None:
+        """The command's own ``timeout`` (or the default) plus the kill and pipe graces and a
+        margin (seconds): the command's timeout always fires first and reports its output."""
+        return min(args.timeout or ctx.bash_timeout_s or MAX_TIMEOUT_S, MAX_TIMEOUT_S) + PIPE_GRACE_S + 10.0
+
     def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         """Run the command and return its (truncated) output with a status line.
 

@@ -1,19 +1,33 @@
 """The ``grep`` tool: search file contents with a regular expression.
 
-Uses ripgrep (``rg``) when it is on PATH, as Claude Code and Codex do: fast, and it honours
-``.gitignore``. Otherwise a pure-Python fallback walks the tree itself: it skips ``.git``,
+Runs ripgrep (``rg``, a dependency: the ``ripgrep`` wheel puts the binary in the environment's
+scripts folder; ``find_ripgrep`` looks there, in the package's recorded files and on PATH) as a
+bounded subprocess through ``agent.process``: its output goes through the bounded truncator, and
+Esc (``ctx.cancel``) or the call's time limit (``ctx.time_limit_s``) kills its process tree.
+
+Where rg is missing or cannot run, a pure-Python fallback walks the tree itself: it skips ``.git``,
 ``.opencli``, dependency/cache folders (``node_modules``, ``.venv`` ...), binary files (a NUL byte
-in the first 8 KB) and files over 50 MB, and honours the ``.gitignore`` files of the searched folders
-(git's pattern rules through pathspec; no global excludes). Output is
-``path:line:text`` per match, paths relative to the workspace, sorted by path. The regex syntax is
-Python's ``re`` in the fallback and ripgrep's (Rust) with rg; the common subset is the same.
+in the first 8 KB) and files over 50 MB, and honours the ``.gitignore`` files of the searched
+folders (git's pattern rules through pathspec; no global excludes). Its regex engine is RE2
+(``google-re2``), which matches in time linear in the input, so no pattern can make it run for
+ever; it checks cancel and the time limit between lines. Patterns RE2 does not support
+(backreferences, lookaround) are refused with a clear error rather than handed to Python's
+backtracking ``re``. (A killable subprocess running ``re`` was the alternative; RE2 keeps the
+fallback in-process, cheap, and has the same syntax family as ripgrep's engine.)
+
+Output is ``path:line:text`` per match, paths relative to the workspace, sorted by path.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import sys
+import sysconfig
+import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -34,8 +48,34 @@ from .read import BINARY_CHECK_BYTES
 MAX_FILE_BYTES = 50 << 20
 #: Matched lines longer than this are cut (characters), as rg's --max-columns.
 MAX_LINE_CHARS = 2000
-#: Time limit of one ripgrep run (seconds).
+#: Time limit of one search when the context gives none (seconds).
 RG_TIMEOUT_S = 120.0
+#: Lines the fallback searches between two checks of cancel and the time limit.
+_CHECK_EVERY_LINES = 2000
+#: What RE2 refuses that Python's ``re`` accepts, named for the error message.
+_RE2_UNSUPPORTED = (
+    (re.compile(r"\\[1-9]|\(\?P=|\\k<"), "backreferences"),
+    (re.compile(r"\(\?<?[=!]"), "lookahead/lookbehind"),
+)
+
+
+@functools.lru_cache(maxsize=1)
+def find_ripgrep() -> str | None:
+    """Return the path of an executable ``rg``, or None.
+
+    Looked for in this order: the scripts folder of the running environment (where the
+    ``ripgrep`` wheel installs it), the ``ripgrep`` distribution's recorded files, then PATH."""
+    candidates = [Path(sysconfig.get_path("scripts")) / "rg", Path(sys.executable).parent / "rg"]
+    try:
+        for file in metadata.distribution("ripgrep").files or ():
+            if file.name in ("rg", "rg.exe"):
+                candidates.append(Path(str(file.locate())))
+    except metadata.PackageNotFoundError:
+        pass
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("rg")
 
 
 class GrepArgs(ToolArgs):
@@ -69,7 +109,8 @@ class GrepTool(Tool):
     truncates_output = True
 
     def __init__(self, use_ripgrep: bool | None = None) -> None:
-        """``use_ripgrep``: ``None`` = use rg when on PATH; ``False`` forces the Python fallback."""
+        """``use_ripgrep``: ``None`` = use rg when found (``find_ripgrep``); ``False`` forces the
+        Python fallback."""
         self.use_ripgrep = use_ripgrep
 
     def preview(self, args: GrepArgs, ctx: ToolContext) -> str:
@@ -86,19 +127,27 @@ class GrepTool(Tool):
     def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         """Search and return matches (middle-truncated) or a "no matches" line.
 
-        Raises ``ToolError`` for a path outside the workspace or missing, or an invalid regex.
+        Raises ``ToolError`` for a path outside the workspace or missing, an invalid regex (or,
+        in the fallback, one RE2 cannot run), or a search over ``ctx.time_limit_s`` seconds.
         """
         target = resolve_in_workspace(args.path or ".", ctx)
         if not target.exists():
             raise ToolError(f"path not found: {args.path}")
-        rg = shutil.which("rg") if self.use_ripgrep is not False else None
+        rg = find_ripgrep() if self.use_ripgrep is not False else None
+        limit_s = ctx.time_limit_s or RG_TIMEOUT_S
         output = BoundedOutput.for_context(ctx)
+        matches = None
         if rg:
-            matches = _search_rg(rg, args, target, ctx, output)
-        else:
-            matches = _search_python(args, target, ctx, output)
+            matches = _search_rg(rg, args, target, ctx, output, limit_s)
+            if matches is None:  # the binary could not run: the fallback searches instead
+                output.finish()
+                output = BoundedOutput.for_context(ctx)
+                rg = None
+        if matches is None:
+            matches = _search_python(args, target, ctx, output, time.monotonic() + limit_s)
         if ctx.cancel.is_set():
-            return ToolOutput(text="[cancelled by user]", is_error=True)
+            output.finish()
+            return ToolOutput(text="[cancelled by user]", is_error=True, outcome="cancelled")
         result = output.finish()
         if matches == 0:
             where = show_name(display_path(target, ctx))
@@ -112,8 +161,11 @@ class GrepTool(Tool):
         )
 
 
-def _search_rg(rg: str, args: GrepArgs, target: Path, ctx: ToolContext, output: BoundedOutput) -> int:
-    """Run ripgrep into ``output``; return the number of matching lines (approximate: lines fed)."""
+def _search_rg(rg: str, args: GrepArgs, target: Path, ctx: ToolContext, output: BoundedOutput,
+               limit_s: float) -> int | None:
+    """Run ripgrep into ``output`` for at most ``limit_s`` seconds; return the number of matching
+    lines (approximate: lines fed), or None when the binary cannot be executed (wrong platform,
+    not executable). Raises ``ToolError`` on a bad pattern, a failure or the time limit."""
     argv = [rg, "--line-number", "--no-heading", "--with-filename", "--color=never", "--hidden",
             "--max-columns", str(MAX_LINE_CHARS), "--sort", "path"]
     for skipped in sorted(ALWAYS_SKIPPED | HEAVY_DIRS):
@@ -135,11 +187,13 @@ def _search_rg(rg: str, args: GrepArgs, target: Path, ctx: ToolContext, output: 
         output.feed(chunk)
 
     try:
-        proc = run_streaming(argv, cwd=workspace, sink=sink, cancel=ctx.cancel, timeout_s=RG_TIMEOUT_S, env=command_env())
-    except OSError as exc:
-        raise ToolError(f"cannot start ripgrep: {exc.strerror or exc}") from None
+        proc = run_streaming(argv, cwd=workspace, sink=sink, cancel=ctx.cancel, timeout_s=limit_s, env=command_env())
+    except OSError:
+        return None
     if proc.timed_out:
-        raise ToolError(f"grep timed out after {RG_TIMEOUT_S:g} s; narrow it with `path` or `glob`")
+        raise ToolError(_over_limit(limit_s))
+    if proc.cancelled:
+        return lines
     if proc.returncode == 1:
         return 0
     if proc.returncode not in (0, None) and not re.search(rb"^[^\n]*:\d+:", bytes(captured), re.M):
@@ -207,23 +261,73 @@ def _file_filter(glob: str | None) -> Callable[[str, str], bool]:
     return accept
 
 
-def _search_python(args: GrepArgs, target: Path, ctx: ToolContext, output: BoundedOutput) -> int:
-    """The fallback search; returns the number of matching lines fed to ``output``."""
+def _over_limit(limit_s: float) -> str:
+    return f"stopped: over the {limit_s:g} s limit of grep; narrow it with `path` or `glob`"
+
+
+def compile_re2(pattern: str) -> Any:
+    """Compile ``pattern`` with RE2 (linear-time matching). Raises ``ToolError`` naming what RE2
+    does not support (backreferences, lookaround), for an invalid pattern, or when google-re2 is
+    not installed."""
     try:
-        regex = re.compile(args.pattern)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from None
+        import re2  # google-re2
+    except ImportError:
+        raise ToolError("grep cannot search: neither ripgrep nor google-re2 is installed "
+                        "(pip install 'ripgrep>=14.1,<15' google-re2)") from None
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print parse errors on stderr (the TUI's terminal)
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        detail = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+        for detector, feature in _RE2_UNSUPPORTED:
+            if detector.search(pattern):
+                raise ToolError(f"unsupported regular expression {pattern!r}: {feature} are not supported "
+                                "(the search engine guarantees linear time); rewrite the pattern without "
+                                "them") from None
+        raise ToolError(f"invalid regular expression {pattern!r}: {detail}") from None
+
+
+def _search_python(args: GrepArgs, target: Path, ctx: ToolContext, output: BoundedOutput,
+                   deadline: float) -> int:
+    """The fallback search, until the monotonic ``deadline``; returns the number of matching
+    lines fed to ``output``. Raises ``ToolError`` (see ``compile_re2``, and past the deadline)."""
+    regex = compile_re2(args.pattern)
     accept = _file_filter(args.glob)
     matches = 0
-    candidates = sorted((display_path(path, ctx), path) for path in _candidate_files(target, ctx))
+    stop = _Stop(ctx, deadline)
+    candidates = []
+    for count, path in enumerate(_candidate_files(target, ctx), start=1):
+        if count % 500 == 0 and stop():
+            return 0
+        candidates.append((display_path(path, ctx), path))
+    candidates.sort()
     for rel_ws, path in candidates:
-        if ctx.cancel.is_set():
+        if stop():
             break
         rel_search = path.name if target.is_file() else os.path.relpath(path, target).replace(os.sep, "/")
         if not accept(rel_ws, rel_search):
             continue
-        matches += _search_file(path, rel_ws, regex, output)
+        matches += _search_file(path, rel_ws, regex, output, stop)
     return matches
+
+
+class _Stop:
+    """Whether the fallback must stop: cancel set (returns True) or the deadline passed (raises
+    ``ToolError``)."""
+
+    def __init__(self, ctx: ToolContext, deadline: float) -> None:
+        self.cancel = ctx.cancel
+        self.deadline = deadline
+        self.limit_s = ctx.time_limit_s or RG_TIMEOUT_S
+
+    def __call__(self) -> bool:
+        if self.cancel.is_set():
+            return True
+        if time.monotonic() >= self.deadline:
+            raise ToolError(_over_limit(self.limit_s))
+        return False
 
 
 def _candidate_files(target: Path, ctx: ToolContext) -> Iterator[Path]:
@@ -262,7 +366,7 @@ def _candidate_files(target: Path, ctx: ToolContext) -> Iterator[Path]:
         yield path
 
 
-def _search_file(path: Path, shown: str, regex: re.Pattern[str], output: BoundedOutput) -> int:
+def _search_file(path: Path, shown: str, regex: Any, output: BoundedOutput, stop: Callable[[], bool]) -> int:
     """Feed ``shown:line:text`` for every matching line of one file; return how many matched."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -275,6 +379,8 @@ def _search_file(path: Path, shown: str, regex: re.Pattern[str], output: Bounded
     text = data.decode("utf-8", "replace")
     found = 0
     for number, line in enumerate(text.split("\n"), start=1):
+        if number % _CHECK_EVERY_LINES == 0 and stop():
+            break
         if regex.search(line) is None:
             continue
         line = line.rstrip("\r")

@@ -25,6 +25,7 @@ from .bash import BashTool
 from .edit import EditTool
 from .glob_tool import GlobTool
 from .grep import GrepTool
+from .limits import run_with_limit
 from .read import ReadTool
 from .think import ThinkTool
 from .write import WriteTool
@@ -185,6 +186,9 @@ class ToolRegistry:
         """Run ``call`` and return its output; never raises (``Exception`` subclasses).
 
         ``ctx.call_id``, when empty, is filled from ``call.id`` (it names the saved output file).
+        The tool runs under Esc (``ctx.cancel``) and its time limit (``Tool.time_limit_s``, seconds)
+        through ``limits.run_with_limit``: past either, the call is stopped and an error result
+        (outcome ``cancelled`` on Esc) is returned.
         Tools flagged ``truncates_output`` that return more than ``ctx.max_output_chars`` without
         truncating are truncated here. The text never contains NUL or lone surrogates.
         """
@@ -195,7 +199,8 @@ class ToolRegistry:
             ctx = replace(ctx, call_id=call.id)
         try:
             args = parse_arguments(call, tool)
-            output = tool.run(args, ctx)
+            output = run_with_limit(lambda inner: tool.run(args, inner), ctx, name=tool.name,
+                                    limit_s=tool.time_limit_s(args, ctx))
             if not isinstance(output, ToolOutput):
                 raise TypeError(f"{tool.name}.run returned {type(output).__name__}, not ToolOutput")
         except ToolError as exc:

@@ -107,7 +107,8 @@ class WriteTool(Tool):
 
         New files are UTF-8. Overwriting keeps the old file's encoding/BOM when the content can be
         encoded in it (else UTF-8) and converts LF to CRLF when the old file used CRLF. Raises
-        ``ToolError`` for a path outside the workspace, a directory, or an I/O error.
+        ``ToolError`` for a path outside the workspace, a directory, a device, socket or pipe,
+        or an I/O error.
         """
         path, shown, old_bytes, old, content, data, notes = self._change(args, ctx)
         if old_bytes == data:
@@ -146,6 +147,9 @@ class WriteTool(Tool):
         if path.is_dir():
             raise ToolError(f"{args.path} is a directory; give a file path")
         old_bytes: bytes | None = None
+        if path.exists() and not path.is_file():  # opening a FIFO would block; a device could be anything
+            raise ToolError(f"{args.path} is not a regular file (device, socket or pipe); write replaces "
+                            "regular files only")
         if path.exists():
             try:
                 old_bytes = path.read_bytes()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from agent.tools.base import Capability, ToolContext, ToolError
-from agent.tools.grep import GrepArgs, GrepTool
+from agent.tools.grep import GrepArgs, GrepTool, find_ripgrep
 
 
 @pytest.fixture
@@ -104,7 +103,7 @@ def test_many_matches_are_truncated_and_saved(ctx, ws):
     assert Path(out.saved_path).read_text().count("\n") == 20000
 
 
-@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep not installed")
+@pytest.mark.skipif(find_ripgrep() is None, reason="ripgrep not installed")
 def test_ripgrep_engine_agrees(ctx):
     out = grep(ctx, r"def main", use_ripgrep=None)
     assert out.metadata["engine"] == "rg"

@@ -181,7 +181,7 @@ async def test_a_theme_file_changed_to_invalid_keeps_the_app_running(workspace, 
     app.session.close()
 
 
-async def test_sigterm_in_the_tui_kills_running_commands_and_exits_143(make_app, ui, workspace) -> None:
+async def test_sigterm_in_the_tui_ends_the_turn_interrupted_kills_commands_and_exits_143(make_app, ui, workspace) -> None:
     import os
     import signal
     import time
@@ -197,6 +197,11 @@ async def test_sigterm_in_the_tui_kills_running_commands_and_exits_143(make_app,
         app.on_terminate_signal(signal.SIGTERM)  # what the loop's signal handler calls
         await pilot.pause()
     assert app.return_code == 128 + signal.SIGTERM
+    import json
+
+    records = [json.loads(line) for line in app.session.journal_path.read_text().splitlines()]
+    ends = [r.get("stop_reason") for r in records if r.get("kind") == "event" and r.get("event") == "turn_finished"]
+    assert ends == ["interrupted"]  # the turn ended before the app did
     end = time.monotonic() + 10  # generous: a loaded CI machine
     while time.monotonic() < end:
         try:
