@@ -65,3 +65,29 @@ def tool_call_started(call_id: str, name: str, arguments: Any = None):
     from agent.runtime.tool_views import describe_call
 
     return ToolCallStarted(id=call_id, name=name, arguments=arguments, view=describe_call(name, arguments))
+
+
+def wait_for_file(path: Path, timeout_s: float = 30.0) -> None:
+    """Wait until ``path`` exists; raise ``AssertionError`` after ``timeout_s`` seconds."""
+    import time
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if path.exists():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never appeared")
+
+
+def alive(processes: list) -> list:
+    """The ``psutil.Process`` objects of ``processes`` still running (zombies count as dead)."""
+    import psutil
+
+    living = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                living.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    return living

@@ -16,34 +16,18 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.helpers import alive, wait_for_file
+
 from tui.cli import main
 
 CLI = [sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())"]
 
 
-def _wait_for(path: Path, timeout_s: float = 30.0) -> None:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if path.exists():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never appeared")
-
-
 def _all_dead(processes: list[psutil.Process], timeout_s: float = 5.0) -> bool:
     end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        living = []
-        for process in processes:
-            try:
-                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                    living.append(process)
-            except psutil.NoSuchProcess:
-                pass
-        if not living:
-            return True
+    while alive(processes) and time.monotonic() < end:
         time.sleep(0.05)
-    return False
+    return not alive(processes)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -58,7 +42,7 @@ def test_sigterm_mid_bash_ends_the_turn_interrupted_with_exit_143(tmp_path, isol
                              "--model", "openai/gpt-4.1", "--permission-mode", "full-auto"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(ws / "started.txt")
+        wait_for_file(ws / "started.txt")
         tree = psutil.Process(proc.pid).children(recursive=True)
         os.kill(proc.pid, signum)
         out, err = proc.communicate(timeout=30)

@@ -15,6 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.helpers import alive, wait_for_file
+
 from agent.supervised import supervision_available
 
 pytestmark = pytest.mark.skipif(not supervision_available(), reason="the subreaper supervisor is Linux-only")
@@ -24,26 +26,6 @@ CLI = [sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(mai
 #: long sleep that keeps the call running.
 COMMAND = ("echo one > one.txt; (setsid sh -c 'sleep 3; echo two > two.txt' &) ; "
            "echo started > started.txt; sleep 30")
-
-
-def _wait_for(path: Path, timeout_s: float = 30.0) -> None:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if path.exists():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never appeared")
-
-
-def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
-    living = []
-    for process in processes:
-        try:
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                living.append(process)
-        except psutil.NoSuchProcess:
-            pass
-    return living
 
 
 def _start(tmp_path: Path, ws: Path, replies: list, *extra: str) -> subprocess.Popen:
@@ -60,15 +42,15 @@ def test_kill_9_of_the_agent_kills_its_commands_grandchildren_included(tmp_path,
     proc = _start(tmp_path, ws, [{"tool_calls": [{"name": "bash", "arguments": {"command": COMMAND}, "id": "b1"}]},
                                  {"content": "done"}])
     try:
-        _wait_for(ws / "started.txt")
+        wait_for_file(ws / "started.txt")
         tree = psutil.Process(proc.pid).children(recursive=True)
-        assert any("sleep 3" in " ".join(p.cmdline()) for p in _alive(tree)), "the grandchild is not in the tree"
+        assert any("sleep 3" in " ".join(p.cmdline()) for p in alive(tree)), "the grandchild is not in the tree"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         end = time.monotonic() + 5
-        while _alive(tree) and time.monotonic() < end:
+        while alive(tree) and time.monotonic() < end:
             time.sleep(0.05)
-        assert not _alive(tree), f"outlived the agent: {[p.cmdline() for p in _alive(tree)]}"
+        assert not alive(tree), f"outlived the agent: {[p.cmdline() for p in alive(tree)]}"
         time.sleep(4)  # past the moment the grandchild would have written
         assert not (ws / "two.txt").exists()
     finally:

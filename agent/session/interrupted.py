@@ -94,10 +94,10 @@ def interrupted_results(history: Sequence[Message], workspace: Path, started_at:
         changed = changed_since(workspace, started_at - 1.0)
     except OSError:
         changed = []
-    from ..git_context import dirty_paths
+    from ..git_repo import changed_paths
 
     try:
-        dirty = dirty_paths(workspace)
+        dirty = changed_paths(workspace)
     except Exception:  # noqa: BLE001 - a listing, not a requirement
         dirty = None
     return [ToolResultMessage(tool_call_id=call_id, name=name, content=interrupted_text(name, changed, dirty),
