@@ -138,6 +138,8 @@ class LiteLLMProvider:
         kwargs["stream_options"] = {"include_usage": True}
         if request.tools:
             kwargs["tools"] = request.tools
+            # The OpenAI default, said explicitly: llama.cpp's server ignores `tools` without it.
+            kwargs["tool_choice"] = "auto"
         if request.api_base:
             kwargs["api_base"] = request.api_base
         if request.temperature is not None:

@@ -123,3 +123,23 @@ def test_model_names_litellm_cannot_route_are_named(tmp_path):
         assert session.agent.model == "anthropic/claude-sonnet-4-5"
     finally:
         session.close()
+
+
+def test_tools_are_offered_with_tool_choice_auto(monkeypatch):
+    """llama.cpp's server ignores ``tools`` unless ``tool_choice`` is given: it is sent as
+    ``"auto"`` (the OpenAI default) whenever tools are offered, and not without tools."""
+    litellm = load_litellm()
+    seen: list[dict] = []
+    real = litellm.completion
+
+    def spy(**kwargs):
+        seen.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(litellm, "completion", spy)
+    provider = LiteLLMProvider(completion_kwargs={"mock_response": "ok"})
+    tools = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object", "properties": {}}}}]
+    for req in (ModelRequest(model="openai/gpt-4.1", messages=[{"role": "user", "content": "hi"}], tools=tools),
+                request()):
+        list(provider.stream(req, threading.Event()))
+    assert seen[0]["tool_choice"] == "auto" and "tool_choice" not in seen[1]

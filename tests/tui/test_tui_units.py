@@ -234,3 +234,12 @@ async def test_typing_counts_as_activity_for_the_idle_collection(make_app, ui):
         assert gc.get_freeze_count() == 0
     finally:
         gc.unfreeze()
+
+
+def test_output_line_counts_leave_the_status_line_out() -> None:
+    from tui.widgets.tool_block import output_lines
+
+    read = "".join(f"{n:>6}\t{n}\n" for n in range(1, 7)) + "[end of file: 6 lines in total]"
+    assert output_lines(read) == 6
+    assert output_lines("\n".join(str(n) for n in range(1, 1501)) + "\n[exit code: 0]") == 1500
+    assert output_lines("") == 0 and output_lines("one line") == 1

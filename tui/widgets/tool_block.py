@@ -51,6 +51,15 @@ def fit_summary(summary: str, width: int = 100) -> str:
     return summary if len(summary) <= width else summary[: width - 1] + "…"
 
 
+def output_lines(output: str) -> int:
+    """The lines of a tool's output, not counting the status line tools end it with
+    (``[exit code: 0]``, ``[end of file: 6 lines in total]``)."""
+    lines = output.rstrip("\n").split("\n") if output.strip() else []
+    if lines and lines[-1].startswith("[") and lines[-1].endswith("]"):
+        lines.pop()
+    return len(lines)
+
+
 def _full_arguments(arguments: Any) -> str:
     if isinstance(arguments, (dict, list)):
         return json.dumps(arguments, ensure_ascii=False, indent=2)
@@ -253,8 +262,8 @@ class ToolBlock(Widget, can_focus=True):
             added, removed = diff_stats(self.diff)
             parts.append(f"+{added} -{removed}")
         elif self.output is not None and self.status == "ok" and not self.truncated:
-            body = self.output.rstrip("\n")
-            lines = body.count("\n") + 1 if body else 0
+            counted = self.result.output_lines if self.result is not None else None
+            lines = counted if counted is not None else output_lines(self.output)
             parts.append(f"{lines} line{'s' if lines != 1 else ''}")
         if self.exit_code is not None:
             parts.append(f"exit {self.exit_code}")
