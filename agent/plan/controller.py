@@ -147,7 +147,8 @@ class PlanController:
     def execute(self, agent: "Agent", plan: Plan, emit: Emit, cancel: threading.Event) -> TurnFinished:
         """Approve ``plan`` (possibly edited by the user) and run it as a normal Act turn.
 
-        The plan is copied with ids renumbered 1..n and becomes ``self.plan``; it is journaled
+        The plan is copied with ids renumbered 1..n and becomes ``self.plan`` (its skipped steps
+        marked ``skipped_by_user``); it is journaled
         (event ``approved``); the turn's user message is ``execution_prompt(plan)`` (after the
         Act mode message, see ``run_turn``), with the id the ``approved`` record names in its
         ``message_id``. ``PlanUpdated`` is emitted right after ``TurnStarted`` and after each
@@ -159,6 +160,8 @@ class PlanController:
             raise PlanError("the plan has no steps to carry out.")
         edited = self.proposed is not None and _content(plan) != _content(self.proposed)
         approved = plan.renumbered()
+        for step in approved.steps:  # what is skipped at approval, the user skipped
+            step.skipped_by_user = step.status == "skipped"
         with self._lock:
             self.plan = approved
             self.proposed = None
@@ -221,6 +224,9 @@ class PlanController:
                 if status not in STEP_STATUSES:
                     raise PlanError(f"status must be one of {', '.join(STEP_STATUSES)}, not {status!r}.")
                 step = plan.steps[plan.index_of(ref)]
+                if step.skipped_by_user and status != "skipped":
+                    raise PlanError(f"step {step.id} was skipped by the user, so it stays skipped: only the "
+                                    "user can bring it back. Leave it and go on with the other steps.")
                 step.status = status  # type: ignore[assignment]
                 if note is not None and note.strip():
                     step.note = one_line(note)

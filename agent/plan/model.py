@@ -38,6 +38,8 @@ class PlanStep(BaseModel):
     - ``rationale``: why the step is needed.
     - ``status``: pending, in_progress, done or skipped.
     - ``note``: a short note from the agent (what it did, why it skipped).
+    - ``skipped_by_user``: the user skipped the step before approving the plan; only the user
+      can bring it back (``update_plan`` refuses to change it).
     """
 
     id: str = ""
@@ -46,6 +48,7 @@ class PlanStep(BaseModel):
     rationale: str = ""
     status: StepStatus = "pending"
     note: str = ""
+    skipped_by_user: bool = False
 
 
 class Plan(BaseModel):

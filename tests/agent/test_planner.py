@@ -324,6 +324,27 @@ def test_undeclared_file_edit_is_flagged_once(tmp_path):
     assert "## Files changed outside the plan\n- setup.cfg" in session.plan.to_markdown()
 
 
+def test_a_step_the_user_skipped_cannot_be_taken_up_by_the_model(tmp_path):
+    session, _ = make(tmp_path, [
+        SUBMIT,
+        {"tool_calls": [{"name": "update_plan", "arguments": {"step": 3, "status": "in_progress"}},
+                        {"name": "update_plan", "arguments": {"steps": [{"step": 1, "status": "done"},
+                                                                        {"step": 3, "status": "done"}]}},
+                        {"name": "update_plan", "arguments": {"step": 1, "status": "done"}},
+                        {"name": "update_plan", "arguments": {"step": 3, "status": "skipped", "note": "as asked"}}]},
+        {"content": "ok"},
+    ])
+    plan = session.plan_turn("t", Recorder(), threading.Event()).plan
+    plan.steps[2].status = "skipped"  # the user skipped it on the plan screen
+    rec = Recorder()
+    session.execute_plan(plan, rec, threading.Event())
+    outputs = [e for e in rec.of(ToolCallFinished) if e.name == "update_plan"]
+    assert [e.is_error for e in outputs] == [True, True, False, False]
+    assert "skipped by the user" in outputs[0].output and "only the user" in outputs[0].output
+    assert [s.status for s in session.plan.steps] == ["done", "pending", "skipped"]  # all or none
+    assert session.plan.steps[2].skipped_by_user and not session.plan.steps[0].skipped_by_user
+
+
 def test_update_plan_errors_go_back_to_the_model(tmp_path):
     session, _ = make(tmp_path, [
         SUBMIT,
