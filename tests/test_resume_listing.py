@@ -102,6 +102,25 @@ def test_continue_skips_the_new_empty_session_another_window_holds(ws):
         other_window.close()
 
 
+def test_continue_skips_a_launch_whose_prompt_got_no_reply(ws):
+    older = session_with_turn(ws, "fix add", mtime=1000)
+    failed = new_session(ws, [{"error": "auth"}])
+    failed.run_turn("hello?", lambda event: None, threading.Event())  # the provider refused: no reply
+    failed.close()
+    info = session_info(failed.journal_path)
+    assert info.messages >= 1 and info.replies == 0
+    assert latest_session(ws).id == older and find_session(ws, "latest").stem == older
+    assert failed.session_id in [i.id for i in list_sessions(ws)], "still listed, and resumable by id"
+
+
+def test_the_listing_says_1_turn_not_1_turns(ws, capsys):
+    from agent.session.resume import format_session_list
+
+    session_with_turn(ws, "fix add")
+    line = format_session_list(list_sessions(ws))
+    assert "  1 turn  " in line and "1 turns" not in line
+
+
 def test_a_torn_message_line_does_not_make_a_session_non_empty(ws):
     empty = empty_session(ws)
     with empty.journal_path.open("ab") as fh:  # a crash while the first prompt was written

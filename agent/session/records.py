@@ -410,6 +410,11 @@ def is_user_message_line(raw: bytes) -> bool:
     return line_kind(raw) == "message" and b'"role": "user"' in raw[:200]
 
 
+def is_assistant_message_line(raw: bytes) -> bool:
+    """True when a raw ``message`` line probably holds a model reply (its role comes first)."""
+    return line_kind(raw) == "message" and b'"role": "assistant"' in raw[:200]
+
+
 def is_whole_line(raw: bytes) -> bool:
     """True when a raw journal line ends its object (a torn line, cut short by a crash, does not)."""
     return raw.rstrip().endswith(b"}")

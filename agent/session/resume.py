@@ -23,7 +23,8 @@ from ..plan.model import Plan
 from .journal import sessions_dir
 from .records import (CompactionRecord, EventRecord, GitBaselineRecord, JournalRecord, MessageRecord, ModeRecord,
                       PermissionGrantRecord, PlanRecord, SessionRecord, SystemPromptRecord, ToolDetailsRecord,
-                      is_turn_finished_line, is_user_message_line, is_whole_line, line_record_type, read_records,
+                      is_assistant_message_line, is_turn_finished_line, is_user_message_line, is_whole_line,
+                      line_record_type, read_records,
                       to_records, tool_result_of)
 
 if TYPE_CHECKING:
@@ -47,7 +48,8 @@ class SessionInfo:
     from the file's mtime); ``first_task``: the first user message, one line, cut to 200
     characters ("" when none); ``turns``: finished user turns; ``model``: the latest model used
     ("" when unknown); ``messages``: how many conversation records (user, assistant, tool) the
-    journal holds, torn lines not counted (0: an empty session, see ``empty``).
+    journal holds, torn lines not counted (0: an empty session, see ``empty``); ``replies``: how
+    many of them are the model's (0: no reply ever came, e.g. a launch that failed on a missing key).
     """
 
     id: str
@@ -58,6 +60,7 @@ class SessionInfo:
     turns: int
     model: str
     messages: int = 0
+    replies: int = 0
 
     @property
     def empty(self) -> bool:
@@ -150,12 +153,13 @@ def session_info(path: Path) -> SessionInfo:
     model = ""
     first_task = ""
     turns = 0
-    messages = 0
+    messages = replies = 0
     with path.open("rb") as fh:
         for raw in fh:
             kind = line_record_type(raw)
             if kind is MessageRecord and is_whole_line(raw):
                 messages += 1  # a torn line (cut short by a crash) does not end its object
+                replies += is_assistant_message_line(raw)
             if is_turn_finished_line(raw):
                 turns += 1
             elif kind is SessionRecord:
@@ -173,7 +177,7 @@ def session_info(path: Path) -> SessionInfo:
     if started is None:
         started = _time_from_id(path.stem) or st.st_mtime
     return SessionInfo(id=path.stem, path=path, started_at=started, updated_at=st.st_mtime,
-                       first_task=first_task, turns=turns, model=model, messages=messages)
+                       first_task=first_task, turns=turns, model=model, messages=messages, replies=replies)
 
 
 def list_sessions(project_root: Path, limit: int | None = None, *, include_empty: bool = False) -> list[SessionInfo]:
@@ -194,15 +198,16 @@ def list_sessions(project_root: Path, limit: int | None = None, *, include_empty
 
 
 def latest_session(project_root: Path, *, include_empty: bool = False) -> SessionInfo | None:
-    """Return the most recently updated session of the project that has at least one
-    conversation message (any session with ``include_empty``), or ``None`` when there is none.
-    This is what ``--continue`` resumes: never the empty session another window just opened."""
+    """Return the most recently updated session of the project that has at least one reply of
+    the model (any session with ``include_empty``), or ``None`` when there is none. This is what
+    ``--continue`` resumes: never the empty session another window just opened, nor a launch
+    whose prompt got no answer (a missing key, say)."""
     for path in sorted(_journal_paths(project_root), key=_mtime_key, reverse=True):
         try:
             info = session_info(path)
         except OSError:
             continue
-        if include_empty or not info.empty:
+        if include_empty or info.replies:
             return info
     return None
 
@@ -319,7 +324,8 @@ def format_session_list(infos: list[SessionInfo]) -> str:
     for info in infos:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated_at))
         task = info.first_task[:60] + ("…" if len(info.first_task) > 60 else "")
-        lines.append(f"{info.id}  {when}  {info.turns:>3} turns  {info.model or '?'}  {task}")
+        turns = f"{info.turns:>3} turn" + (" " if info.turns == 1 else "s")
+        lines.append(f"{info.id}  {when}  {turns}  {info.model or '?'}  {task}")
     return "\n".join(lines)
 
 
