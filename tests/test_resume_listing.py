@@ -213,3 +213,22 @@ def test_a_result_without_reminders_writes_no_reminders_field(tmp_path):
     journal.close()
     lines = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert len(lines) == 1 and "reminders" not in lines[0] and lines[0]["exit_code"] == 0
+
+
+def test_run_resume_without_a_task_lists_sessions_and_exits_2(ws, capsys):
+    sid = session_with_turn(ws, "fix add")
+    assert main(["run", "--resume", "-C", str(ws)]) == 2
+    err = capsys.readouterr().err
+    assert "needs a session id" in err and sid in err and "the following arguments are required" not in err
+    # A word that names no session is the task: the listing follows, exit 2.
+    assert main(["run", "--resume", "explain", "-C", str(ws)]) == 2
+    assert sid in capsys.readouterr().err
+    # The id of a session, without a task: a task is needed.
+    assert main(["run", "--resume", sid[:8], "-C", str(ws)]) == 2
+    assert "run needs a task" in capsys.readouterr().err
+
+
+def test_help_says_what_resume_without_an_id_does(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "session picker" in " ".join(capsys.readouterr().out.split())

@@ -59,8 +59,8 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
     add("--compaction", choices=["off", "auto", "manual"],
         help="context compaction: auto at the threshold (default), manual (/compact only) or off")
     add("--resume", nargs="?", const=PICK, metavar="ID",
-                        help="continue session ID (without ID: the TUI resumes the latest; run lists "
-                             "recent sessions and exits 2)")
+                        help="continue session ID or a unique prefix of it (without ID: the TUI opens a "
+                             "session picker; run lists recent sessions and exits 2)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common_flags(parser)
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run one task headless and exit with a code that says how it ended")
-    run.add_argument("task", help="the task for the agent")
+    run.add_argument("task", nargs="?", help="the task for the agent")
     run.add_argument("--output-format", choices=["text", "json"], default="text",
                      help="text (rich) or json (one event per line)")
     _common_flags(run, suppress_defaults=True)
@@ -90,6 +90,19 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "permission_mode": args.permission_mode,
         "compaction": {"mode": args.compaction} if args.compaction else None,
     }
+
+
+def _take_task_from_resume(args: argparse.Namespace, workspace: Path) -> None:
+    """``run --resume WORD`` with no task: WORD is a session id when it names one (or a unique
+    prefix of one), else it is the task and ``--resume`` has no id (the listing follows)."""
+    if args.resume in (None, PICK):
+        return
+    from agent.session.resume import SessionNotFoundError, find_session
+
+    try:
+        find_session(workspace, args.resume)
+    except SessionNotFoundError:
+        args.task, args.resume = args.resume, PICK
 
 
 def _resume_target(args: argparse.Namespace, workspace: Path) -> tuple[str | None, str | None]:
@@ -146,10 +159,15 @@ def _main(argv: Sequence[str] | None) -> int:
         print("opencli-tui: error: --yes needs --plan (it approves the plan; it does not change permissions)",
               file=sys.stderr)
         return EXIT_USAGE
-    if args.command == "run" and not args.task.strip():
+    workspace = (args.cwd or Path(os.getcwd())).expanduser()
+    if args.command == "run" and args.task is None:
+        _take_task_from_resume(args, workspace)  # `run --resume WORD`: WORD may be the task
+    if args.command == "run" and args.task is None and args.resume != PICK:
+        print("opencli-tui: error: run needs a task: opencli-tui run \"what the agent should do\"", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "run" and args.task is not None and not args.task.strip():
         print("opencli-tui: error: the task is empty: say what the agent should do", file=sys.stderr)
         return EXIT_USAGE
-    workspace = (args.cwd or Path(os.getcwd())).expanduser()
     if not workspace.is_dir():
         print(f"opencli-tui: error: workspace {workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
