@@ -41,3 +41,24 @@ async def test_denied_and_cancelled_come_from_the_outcome(make_app, ui) -> None:
         assert blocks["c"].status == "cancelled"
         assert blocks["e"].status == "error" and not blocks["e"].denied
     app.session.close()
+
+
+async def test_a_focused_block_carries_a_mark(make_app, ui) -> None:
+    """The block Enter and v act on is marked: a thick accent bar on its left, which an
+    unfocused block (whatever its status) does not have."""
+    from tui.widgets.tool_block import ToolBlock
+
+    app, _ = make_app([{"tool_calls": [{"name": "bash", "arguments": {"command": "false"}},
+                                       {"name": "bash", "arguments": {"command": "true"}}]},
+                       {"content": "done"}])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.submit(pilot, "run two commands")
+        await ui.wait_turn(pilot, app)
+        failed, passed = app.query(ToolBlock)
+        failed.focus()
+        await pilot.pause()
+        assert failed.styles.border_left[0] == "thick" and failed.has_focus
+        assert passed.styles.border_left[0] != "thick"
+        passed.focus()
+        await pilot.pause()
+        assert passed.styles.border_left[0] == "thick" and failed.styles.border_left[0] != "thick"

@@ -164,7 +164,8 @@ class ReasoningBlock(Widget, can_focus=True):
     ReasoningBlock {
         height: auto;
         margin: 1 0 0 0;
-        padding: 0 1;
+        padding: 0 1 0 0;
+        border-left: blank;  /* the column the focus mark takes */
         color: $reasoning-text;
     }
     ReasoningBlock .reasoning-header {
@@ -180,6 +181,7 @@ class ReasoningBlock(Widget, can_focus=True):
     }
     ReasoningBlock:focus {
         background: $boost;
+        border-left: thick $accent;
     }
     """
 

@@ -92,10 +92,6 @@ class ToolBlock(Widget, can_focus=True):
         padding: 0 0 0 1;
     }
 
-    ToolBlock:focus {
-        background: $boost;
-    }
-
     ToolBlock .tool-header {
         height: 1;
     }
@@ -174,6 +170,16 @@ class ToolBlock(Widget, can_focus=True):
     ToolBlock .tool-saved {
         color: $text-muted;
         text-style: italic;
+    }
+
+    /* Last, so that it wins over the status colours: the block Enter and v act on. */
+    ToolBlock:focus {
+        background: $boost;
+        border-left: thick $accent;
+    }
+
+    ToolBlock:focus .tool-title {
+        text-style: bold;
     }
     """
 
