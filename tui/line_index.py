@@ -314,6 +314,37 @@ class LineIndex:
         return line
 
     # -- searching ---------------------------------------------------------------------------
+    def match_offsets(self, needle: bytes, *, ignore_case: bool = False, cancel: threading.Event | None = None,
+                      limit: int = 100_000) -> list[int] | None:
+        """The byte offsets where ``needle`` starts, in order (non-overlapping, as ``search``
+        finds them one after another), at most ``limit`` of them; None when ``cancel`` was set.
+        ``ignore_case`` folds ASCII letters. Reads 2 MiB at a time with its own descriptor."""
+        if not needle:
+            return []
+        if ignore_case:
+            needle = needle.lower()
+        offsets: list[int] = []
+        overlap = len(needle) - 1
+        with open(self.path, "rb", buffering=0) as fh:
+            fd = fh.fileno()
+            size = os.fstat(fd).st_size
+            pos = 0
+            while pos < size and len(offsets) < limit:
+                if cancel is not None and cancel.is_set():
+                    return None
+                data = os.pread(fd, CHUNK + overlap, pos)
+                if not data:
+                    break
+                if ignore_case:
+                    data = data.lower()
+                at = data.find(needle)
+                while at >= 0 and at < CHUNK and len(offsets) < limit:
+                    if not offsets or pos + at >= offsets[-1] + len(needle):
+                        offsets.append(pos + at)
+                    at = data.find(needle, at + len(needle))
+                pos += CHUNK
+        return offsets
+
     def search(self, needle: bytes, start: int, *, backward: bool = False, ignore_case: bool = False,
                cancel: threading.Event | None = None) -> int | None:
         """Return the byte offset of a match of ``needle``, or None.

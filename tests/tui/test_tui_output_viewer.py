@@ -166,13 +166,23 @@ class TestOutputViewer:
             assert view.search_query == "error" and view.ignore_case
             top = int(view.scroll_offset.y)
             assert top <= 40 < top + view.size.height
+            await ui.wait_for(pilot, lambda: "match 1 of 3 on line 41" in viewer.message, what="match 1 of 3")
             await pilot.press("n")
             await wait_cursor(250)
+            await ui.wait_for(pilot, lambda: "match 2 of 3 on line 251" in viewer.message, what="match 2 of 3")
             await pilot.press("n")
             await wait_cursor(430)
             await pilot.press("n")
             await wait_cursor(40)
-            assert "wrapped" in viewer.message
+            assert "wrapped" in viewer.message and "match 1 of 3" in viewer.message
+            await pilot.press("G")  # moving off the match: its message goes
+            await ui.wait_for(pilot, lambda: view.cursor > 430, what="the end")
+            assert "match" not in viewer.message
+            await pilot.press("g")
+            await wait_cursor(0)
+            assert viewer.message == ""
+            await pilot.press("n")
+            await wait_cursor(40)
             await pilot.press("N")
             await wait_cursor(430)
             await pilot.press("N")

@@ -14,6 +14,7 @@ opens at once and memory stays small. Keys:
 
 from __future__ import annotations
 
+import bisect
 import threading
 from pathlib import Path
 
@@ -63,6 +64,8 @@ class OutputViewerScreen(Screen[None]):
         self.heading = title
         self.message = ""
         self._cancel_search = threading.Event()
+        self._match_line: int | None = None  # the line the last search jumped to
+        self._matches: tuple[str, bool, list[int]] | None = None  # (query, ignore_case, offsets)
 
     def compose(self) -> ComposeResult:
         from textual.containers import Horizontal
@@ -81,7 +84,7 @@ class OutputViewerScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.view.focus()
-        self.watch(self.view, "cursor", lambda _line: self._show_message(), init=False)
+        self.watch(self.view, "cursor", self._cursor_moved, init=False)
         self._show_title()
         self._show_message()
 
@@ -119,6 +122,13 @@ class OutputViewerScreen(Screen[None]):
         if self.message:
             text.append(f"  {self.message}", style="italic")
         self.query_one("#viewer-message", Static).update(text)
+
+    def _cursor_moved(self, line: int) -> None:
+        """A match message is about the match's line: moving off it (g, G, arrows) clears it."""
+        if self._match_line is not None and line != self._match_line:
+            self._match_line = None
+            self.message = ""
+        self._show_message()
 
     def on_file_view_indexed(self, message: FileView.Indexed) -> None:
         self._show_title()
@@ -177,7 +187,7 @@ class OutputViewerScreen(Screen[None]):
                         exit_on_error=False)
 
     def _search_work(self, query: str, from_line: int, backward: bool,
-                     ignore_case: bool) -> tuple[str, int | None, bool]:
+                     ignore_case: bool) -> tuple[str, int | None, bool, int, int]:
         index = self.view.index
         cancel = self._cancel_search
         while not index.done.wait(0.05):  # line numbers need the whole index
@@ -195,8 +205,19 @@ class OutputViewerScreen(Screen[None]):
                 hit = index.search(needle, index.size if backward else 0, backward=backward,
                                    ignore_case=ignore_case, cancel=cancel)
             if hit is None:
-                return query, None, False
-            return query, index.line_of_offset(hit, fd), wrapped
+                return query, None, False, 0, 0
+            offsets = self._offsets_of(query, needle, ignore_case)
+            rank = bisect.bisect_left(offsets, hit) + 1 if offsets else 0
+            return query, index.line_of_offset(hit, fd), wrapped, rank, len(offsets)
+
+    def _offsets_of(self, query: str, needle: bytes, ignore_case: bool) -> list[int]:
+        """Every match's offset for ``query`` (worker thread; computed once per query)."""
+        cached = self._matches
+        if cached is not None and cached[:2] == (query, ignore_case):
+            return cached[2]
+        offsets = self.view.index.match_offsets(needle, ignore_case=ignore_case, cancel=self._cancel_search) or []
+        self._matches = (query, ignore_case, offsets)
+        return offsets
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "viewer-search":
@@ -204,12 +225,14 @@ class OutputViewerScreen(Screen[None]):
         if event.state == WorkerState.ERROR:
             self._show_message(f"search failed: {event.worker.error}")
         elif event.state == WorkerState.SUCCESS and event.worker.result is not None:
-            query, line, wrapped = event.worker.result
+            query, line, wrapped, rank, total = event.worker.result
             if line is None:
                 self._show_message(f"not found: {query}")
                 return
+            self._match_line = line
             self.view.go_to_line(line)
-            self._show_message(f"match on line {format_count(line + 1)}" + (" (wrapped)" if wrapped else ""))
+            of = f"match {format_count(rank)} of {format_count(total)}" if total else "match"
+            self._show_message(f"{of} on line {format_count(line + 1)}" + (" (wrapped)" if wrapped else ""))
 
     # -- copy ----------------------------------------------------------------------------------
     def action_copy_line(self) -> None:
