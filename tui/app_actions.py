@@ -104,10 +104,14 @@ class ActionsMixin:
         open_inspector(self, message.tokens_before, message.tokens_after)
 
     def on_tool_block_view_output_requested(self, message: "ToolBlock.ViewOutputRequested") -> None:
-        """``v`` on a truncated tool block: its saved full output in the viewer."""
-        from .screens.output_viewer import OutputViewerScreen  # first use only
+        """``v`` on a tool block: its saved full output, or its result text, in the viewer."""
+        from .screens.output_viewer import OutputViewerScreen, in_memory_file  # first use only
 
-        self.push_screen(OutputViewerScreen(message.path, title=message.title))
+        if message.path is not None:
+            self.push_screen(OutputViewerScreen(message.path, title=message.title))
+            return
+        path, release = in_memory_file(message.text)
+        self.push_screen(OutputViewerScreen(path, title=message.title, on_close=release))
 
     def action_cycle_permission_mode(self) -> None:
         """Ctrl+R: next permission mode (ask, auto-edit, full-auto, read-only), effective at once."""

@@ -107,6 +107,28 @@ class TestTruncationBadge:
             await ui.wait_for(pilot, lambda: not view.indexing, what="the index")
             assert view.line_text(0)[0] == "\u2400binary\u2400"
 
+    async def test_v_opens_an_untruncated_result_whole_from_memory(self, make_app, ui) -> None:
+        """The body shows at most 400 lines of a result under the truncation cap; v shows every
+        line the model received, from the result itself (nothing written to disk)."""
+        output = "\n".join(f"row {i}" for i in range(1500)) + "\n[exit code: 0]"
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await app.handler.handle(tool_call_started("c1", "bash", {"command": "seq 1500"}))
+            await app.handler.handle(ToolCallFinished(id="c1", name="bash", output=output, exit_code=0))
+            block = app.query_one(ToolBlock)
+            assert "1500 lines" in block._meta().plain
+            block.focus()
+            await pilot.press("v")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, OutputViewerScreen), what="the viewer")
+            screen = app.screen
+            view = screen.view
+            await ui.wait_for(pilot, lambda: not view.indexing, what="the index")
+            assert view.line_count == 1501 and view.line_text(1499)[0] == "row 1499"
+            assert not str(screen.path).startswith(str(app.session.workspace))
+            await pilot.press("q")
+            await pilot.pause()
+            assert not isinstance(app.screen, OutputViewerScreen)
+
     async def test_an_untruncated_block_has_no_badge(self, make_app, ui) -> None:
         app, _ = make_app([])
         async with app.run_test(size=(120, 36)) as pilot:

@@ -15,8 +15,10 @@ opens at once and memory stays small. Keys:
 from __future__ import annotations
 
 import bisect
+import os
 import threading
 from pathlib import Path
+from typing import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +31,26 @@ from ..line_index import format_count, format_size
 from ..widgets.file_view import FileView
 
 KEY_HINTS = "/ search · n/N match · g/G start/end · c/C copy line/page · q close"
+
+
+def in_memory_file(text: str) -> tuple[str, Callable[[], None]]:
+    """A readable file holding ``text`` (UTF-8) for the viewer, and the function that releases
+    it. On Linux an anonymous memory file (``memfd_create``, opened through ``/proc/self/fd``):
+    nothing reaches the disk, so a secret in a result is never written out. Elsewhere a 0600
+    temporary file, deleted on release."""
+    data = text.encode("utf-8", "surrogateescape")
+    if hasattr(os, "memfd_create") and Path("/proc/self/fd").is_dir():
+        fd = os.memfd_create("opencli-tool-output")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        return f"/proc/self/fd/{fd}", lambda: os.close(fd)
+    import tempfile
+
+    handle, name = tempfile.mkstemp(prefix="opencli-output-", suffix=".txt")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    return name, lambda: Path(name).unlink(missing_ok=True)
 
 
 class OutputViewerScreen(Screen[None]):
@@ -58,9 +80,12 @@ class OutputViewerScreen(Screen[None]):
         Binding("C", "copy_page", "Copy page"),
     ]
 
-    def __init__(self, path: str | Path, *, title: str = "Full output") -> None:
+    def __init__(self, path: str | Path, *, title: str = "Full output",
+                 on_close: Callable[[], None] | None = None) -> None:
+        """``on_close`` runs when the viewer goes (releases an ``in_memory_file``)."""
         super().__init__()
         self.path = Path(path)
+        self._on_close = on_close
         self.heading = title
         self.message = ""
         self._cancel_search = threading.Event()
@@ -90,6 +115,9 @@ class OutputViewerScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         self._cancel_search.set()
+        if self._on_close is not None:
+            self._on_close()
+            self._on_close = None
 
     # -- header and status ---------------------------------------------------------------------
     def _show_title(self) -> None:

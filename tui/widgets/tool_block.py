@@ -431,17 +431,25 @@ class ToolBlock(Widget, can_focus=True):
         forward_typing(self, event)
 
     class ViewOutputRequested(Message):
-        """Open the saved full output at ``path`` in the output viewer, titled ``title``."""
+        """Open an output in the output viewer, titled ``title``: the saved full output at
+        ``path``, or (``path`` None) the result ``text`` itself."""
 
-        def __init__(self, path: str, title: str) -> None:
+        def __init__(self, path: str | None, title: str, text: str = "") -> None:
             super().__init__()
             self.path = path
             self.title = title
+            self.text = text
 
     def action_view_output(self) -> None:
-        """Ask for the saved full output in the output viewer (does nothing without one)."""
-        if not self.saved_path:
-            if self.truncated:
-                self.notify("The full output was not saved.", severity="warning")
+        """Open the whole output the model received in the viewer: the saved file of a truncated
+        (or binary) result, else the result's own text (the body shows at most 400 lines)."""
+        if self.saved_path:
+            self.post_message(self.ViewOutputRequested(self.saved_path, f"Full output of {self.view.title}"))
             return
-        self.post_message(self.ViewOutputRequested(self.saved_path, f"Full output of {self.tool_name}"))
+        if self.truncated:
+            self.notify("The full output was not saved.", severity="warning")
+            return
+        if self.output is None:
+            return
+        shown = self.display_output if self.display_output is not None else self.output
+        self.post_message(self.ViewOutputRequested(None, f"Output of {self.view.title}", text=shown))
