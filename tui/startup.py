@@ -41,6 +41,20 @@ class SessionRequest:
     model: str | None = None
 
 
+def _check_model(model: str, api_base: str | None, interactive: bool, notices: list[str]) -> None:
+    """A missing API key or an unknown model, found before the session starts (milliseconds, see
+    ``agent.providers.preflight``): headless, a ``StartupError`` (exit 2); in the TUI, a notice
+    under the welcome block that says what to do (the user may switch models with /model)."""
+    from agent.providers.preflight import model_problem
+
+    problem = model_problem(model, api_base=api_base)
+    if problem is None:
+        return
+    if not interactive:
+        raise StartupError(f"opencli-tui: error: {problem.message}")
+    notices.append(f"{problem.message}. In the TUI, /model NAME switches the model.")
+
+
 def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
     """Load the settings and build the session for ``request``.
 
@@ -62,6 +76,8 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
         flags["model"] = REPLAY_DEFAULT_MODEL
     try:
         settings = load_settings(request.workspace, flags, notices)
+        if request.replay is None and not request.resume:
+            _check_model(request.model or settings.resolved_model(), settings.api_base, request.interactive, notices)
         session = build_session(request.workspace, settings, replay=request.replay,
                                 replay_log=request.replay_log, interactive=request.interactive,
                                 resume=request.resume, model=request.model,
@@ -70,6 +86,12 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
         raise StartupError(f"opencli-tui: error: {exc}") from exc
     except OSError as exc:
         raise StartupError(f"opencli-tui: error: the session could not be read: {exc}") from exc
+    if request.replay is None and request.resume:
+        try:
+            _check_model(session.model, settings.api_base, request.interactive, notices)
+        except StartupError:
+            session.close()
+            raise
     from agent.session.retention import apply_retention
 
     kept = settings.retention

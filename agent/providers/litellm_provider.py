@@ -8,6 +8,7 @@ Its exceptions are mapped to ``ProviderError`` kinds so the loop knows what to r
 from __future__ import annotations
 
 import re
+import os
 import threading
 from dataclasses import replace
 from typing import Any, Iterator
@@ -142,6 +143,10 @@ class LiteLLMProvider:
             kwargs["tool_choice"] = "auto"
         if request.api_base:
             kwargs["api_base"] = request.api_base
+            if request.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+                # A local OpenAI-compatible server (llama.cpp, vLLM...) takes any key, but the
+                # OpenAI client refuses to send a request without one.
+                kwargs["api_key"] = "sk-no-key-needed"
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
         if request.max_tokens is not None:

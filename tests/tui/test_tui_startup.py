@@ -277,3 +277,19 @@ async def test_agent_events_after_exit_was_requested_are_dropped(make_app) -> No
         assert len(app.query_one(Conversation).children) == before
         assert not app.query(AssistantBlock) and not app.query(StopBlock)
     assert app.return_code == 143
+
+
+async def test_a_missing_key_is_said_at_start_under_the_welcome(workspace, ui) -> None:
+    """The TUI opens (the user may switch models) and says at once what is missing and how to
+    fix it, before any prompt is sent."""
+    from tui.widgets.blocks import NoticeBlock
+
+    request = SessionRequest(workspace=workspace, flags={"model": "anthropic/claude-sonnet-4-5"}, interactive=True)
+    app = OpenCLIApp(start=lambda: open_session(request), watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_for(pilot, lambda: any("ANTHROPIC_API_KEY" in b.message for b in app.query(NoticeBlock)),
+                          what="the missing-key notice")
+        line = next(b.message for b in app.query(NoticeBlock) if "ANTHROPIC_API_KEY" in b.message)
+        assert "'anthropic/claude-sonnet-4-5'" in line and "/model" in line
+        assert app.return_code is None
+        app.session.close()
