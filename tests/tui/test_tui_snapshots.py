@@ -32,22 +32,26 @@ SIZE = (120, 36)
 
 
 @pytest.fixture
-def workspace():
+def workspace(monkeypatch):
     """The demo project at one fixed path, ``<temp>/opencli-tui-snapshots/demo-repo``, not under
-    pytest's temp folder (its length depends on the user, the run number and the xdist worker).
-    A file lock gives the folder to one test at a time, across workers and concurrent runs."""
+    pytest's temp folder (its length depends on the user, the run number and the xdist worker),
+    and the data folder (journals, saved outputs, whose paths the model sees) beside it. A file
+    lock gives the folders to one test at a time, across workers and concurrent runs."""
     from .conftest import fill_demo_repo
 
     root = Path(tempfile.gettempdir()) / "opencli-tui-snapshots"
     root.mkdir(exist_ok=True)
     with (root / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        folder = root / "demo-repo"
+        folder, data = root / "demo-repo", root / "data"
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(data, ignore_errors=True)
+        monkeypatch.setenv("OPENCLI_DATA_DIR", str(data))
         try:
             yield fill_demo_repo(folder)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(data, ignore_errors=True)
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
