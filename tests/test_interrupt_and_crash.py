@@ -70,7 +70,7 @@ def test_a_crash_writes_a_private_traceback_file_and_prints_its_path(tmp_path, i
     import tui.headless
 
     def boom(*args, **kwargs):
-        raise RuntimeError("forced crash for the test")
+        raise RuntimeError("forced crash for the test with sk-abcdefghijklmnopqrstuvwxyz123456 in it")
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setattr(tui.headless, "run_headless", boom)
@@ -82,13 +82,14 @@ def test_a_crash_writes_a_private_traceback_file_and_prints_its_path(tmp_path, i
     err = capsys.readouterr().err
     assert code == 1
     line = err.strip().splitlines()[-1]
-    assert line.startswith("opencli-tui: crashed: RuntimeError: forced crash for the test; the traceback is in ")
+    assert line.startswith("opencli-tui: crashed: RuntimeError: forced crash for the test")
     path = Path(line.rsplit(" ", 1)[-1])
     assert path.parent == tmp_path / "state" / "opencli" and path.name.startswith("crash-")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     text = path.read_text()
     assert "Traceback (most recent call last)" in text and "forced crash for the test" in text and "boom" in text
+    assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in text, "the crash file is redacted"
 
 
 def test_a_tui_crash_is_reported_after_the_terminal_is_restored(tmp_path, isolated_env, monkeypatch, capsys):

@@ -33,6 +33,12 @@ def write_crash_report(exc: BaseException, *, where: str = "") -> Path | None:
         text = (f"opencli-tui crash ({where or 'unknown'}) at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n"
                 f"python {sys.version.split()[0]} on {sys.platform}; argv: {sys.argv!r}\n\n"
                 + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        try:
+            from agent.secrets.redact import redact_text
+
+            text = redact_text(text)  # a traceback may quote a key (argv, an exception's message)
+        except Exception:  # noqa: BLE001 - the report matters more than its redaction
+            pass
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
             handle.write(text)
