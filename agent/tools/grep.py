@@ -376,16 +376,17 @@ def _search_file(path: Path, shown: str, regex: Any, output: BoundedOutput, stop
         return 0
     if b"\x00" in data[:BINARY_CHECK_BYTES]:
         return 0
-    text = data.decode("utf-8", "replace")
+    text = data.decode("utf-8", "replace")  # what the engine matches (it takes valid text only)
+    raw_lines = data.split(b"\n")  # what is shown: bytes that are not UTF-8 become \xNN in the output
     found = 0
     for number, line in enumerate(text.split("\n"), start=1):
         if number % _CHECK_EVERY_LINES == 0 and stop():
             break
         if regex.search(line) is None:
             continue
-        line = line.rstrip("\r")
+        raw = raw_lines[number - 1].rstrip(b"\r")
         if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + " [...]"
-        output.feed(f"{show_name(shown)}:{number}:{line}\n".encode("utf-8"))
+            raw = line.rstrip("\r")[:MAX_LINE_CHARS].encode("utf-8") + b" [...]"
+        output.feed(f"{show_name(shown)}:{number}:".encode("utf-8") + raw + b"\n")
         found += 1
     return found

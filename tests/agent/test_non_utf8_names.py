@@ -99,8 +99,10 @@ def test_bash_output_shows_non_utf8_bytes_as_backslash_x(ctx, ws):
 
 @pytest.mark.parametrize("engine", ["python", "rg"])
 def test_grep_result_paths_show_non_utf8_names_as_backslash_x(ctx, ws, engine):
-    if engine == "rg" and shutil.which("rg") is None:
-        pytest.skip("ripgrep is not on PATH")
+    from agent.tools.grep import find_ripgrep
+
+    if engine == "rg" and find_ripgrep() is None:
+        pytest.skip("ripgrep cannot run here")
     make_latin1_file(ws)
     out = GrepTool(use_ripgrep=False if engine == "python" else None).run(GrepArgs(pattern="bonjour"), ctx)
     assert "caf\\xe9.txt:1:bonjour" in out.text
@@ -179,3 +181,14 @@ def test_an_external_change_to_a_file_noted_by_its_escaped_name_is_seen(ws):
     stamps.note("caf\\xe9.txt")
     target.write_bytes(b"changed outside, longer\n")
     assert stamps.changed() == ["caf\\xe9.txt"]
+
+
+@pytest.mark.parametrize("engine", ["python", "rg"])
+def test_grep_shows_non_utf8_bytes_inside_matched_lines_as_backslash_x(ctx, ws, engine):
+    from agent.tools.grep import find_ripgrep
+
+    if engine == "rg" and find_ripgrep() is None:
+        pytest.skip("ripgrep cannot run here")
+    (ws / "notes.txt").write_bytes(b"bonjour caf\xe9 du matin\n")
+    out = GrepTool(use_ripgrep=False if engine == "python" else None).run(GrepArgs(pattern="bonjour"), ctx)
+    assert "notes.txt:1:bonjour caf\\xe9 du matin" in out.text and "\ufffd" not in out.text
