@@ -336,10 +336,11 @@ class TestInspectorScreen:
             assert screen.query_one("#ci-replacement-label").render().plain == "Summary"
             messages = screen.query_one("#ci-messages")
             lines = [str(messages.get_option_at_index(i).prompt) for i in range(messages.option_count)]
-            assert any(line.startswith("T m_big tool:read") for line in lines)
-            assert any(line.startswith("N m_r3 tool:bash") for line in lines)
+            assert any(line.startswith("T  step") and "· tool:read ·" in line for line in lines)
+            assert any(line.startswith("N  step") and "· tool:bash ·" in line for line in lines)
+            assert not any("m_big" in line for line in lines), "ids are in the panes, not the list"
             messages.focus()
-            for _ in range(lines.index(next(line for line in lines if line.startswith("T m_big"))) + 1):
+            for _ in range(lines.index(next(line for line in lines if line.startswith("T  step"))) + 1):
                 await pilot.press("down")
             await pilot.pause()
             assert screen.query_one("#ci-replacement-label").render().plain.startswith("Stubbed:")

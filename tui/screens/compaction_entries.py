@@ -38,6 +38,9 @@ class AffectedMessage:
     how: str
     original: dict[str, Any] | None
     replacement: dict[str, Any] | None
+    #: The model call (1-based) the message belongs to: an assistant message's own, a tool
+    #: result's call's, 0 before the first; None when the journal does not place it.
+    step: int | None = None
 
 
 @dataclass
@@ -109,14 +112,22 @@ def load_compactions(path: str | Path, warnings: list[str] | None = None) -> lis
         return []
     originals: dict[str, dict[str, Any]] = {}
     order: dict[str, int] = {}  # message id -> position in the journal
+    steps: dict[str, int] = {}  # message id -> model call
+    step = 0
     entries: list[CompactionEntry] = []
     for record in read_records(path, warnings):
         if isinstance(record, MessageRecord):
             message = record.message.model_dump(mode="json")
-            originals[str(message.get("id"))] = message
-            order.setdefault(str(message.get("id")), len(order))
+            message_id = str(message.get("id"))
+            originals[message_id] = message
+            order.setdefault(message_id, len(order))
+            step += message.get("role") == "assistant"
+            steps.setdefault(message_id, step)
         elif isinstance(record, CompactionRecord):
-            entries.append(_entry(record, len(entries) + 1, originals, order, NOTICE_PREFIX))
+            entry = _entry(record, len(entries) + 1, originals, order, NOTICE_PREFIX)
+            for item in entry.messages:
+                item.step = steps.get(item.id)
+            entries.append(entry)
             for r in record.rewritten:  # a later compaction may rewrite these in turn
                 if isinstance(r, dict):
                     originals.setdefault(str(r.get("id")), r)
@@ -177,8 +188,16 @@ def first_line(message: dict[str, Any] | None) -> str:
     if not text.strip() and message.get("tool_calls"):
         call = message["tool_calls"][0]
         text = f"{call.get('name', '?')}({call.get('arguments', '')})"
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    line = " ".join(next((part for part in text.splitlines() if part.strip()), "").split())
     return line if len(line) <= FIRST_LINE_CHARS else line[: FIRST_LINE_CHARS - 1] + "…"
+
+
+def message_line(item: AffectedMessage) -> str:
+    """The messages list's line: tag, step, role or tool, first words; no ids (they are in the
+    panes): ``S  step 2 · tool:read · 1  def add(a, b):``."""
+    source = item.original or item.replacement
+    step = f"step {item.step}" if item.step else "task" if item.step == 0 else "step ?"
+    return f"{TAGS[item.how]}  {step} · {who(source)} · {first_line(source)}"
 
 
 def who(message: dict[str, Any] | None) -> str:
@@ -209,11 +228,14 @@ def format_record(message: dict[str, Any] | None, *, empty: str = "(nothing)") -
 
 
 def compaction_line(entry: CompactionEntry) -> str:
-    """The compactions list's line: number, tokens before → after, counts by tag, and marks for a
-    rewrite without summary (``no summary``) and thrash (``⚠ thrash``)."""
+    """The compactions list's line: number, tokens before → after, what it did in words (counts
+    that are 0 left out), and marks for a rewrite without summary (``no summary``) and thrash
+    (``⚠ thrash``): ``#1  182k → 41k · summarised 3, pruned 1``."""
     c = entry.counts()
-    line = (f"#{entry.number}  {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)}  "
-            f"S{c['summarized']} P{c['pruned']} A{c['aggregated']} T{c['stubbed']}")
+    words = {"summarized": "summarised", "pruned": "pruned", "aggregated": "aggregated", "stubbed": "stubbed"}
+    did = ", ".join(f"{words[how]} {c[how]}" for how in RECORDED if c[how])
+    line = (f"#{entry.number}  {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)}"
+            + (f" · {did}" if did else ""))
     if not entry.has_model_summary:
         line += "  no summary"
     if entry.thrash:
@@ -227,8 +249,8 @@ def header_text(entry: CompactionEntry) -> str:
     c = entry.counts()
     focus = entry.record.focus
     lines = [f"#{entry.number}: {format_tokens(entry.tokens_before)} → {format_tokens(entry.tokens_after)} "
-             f"tokens ({entry.tokens_before:,} → {entry.tokens_after:,}) · summarized {c['summarized']}, "
-             f"pruned {c['pruned']}, aggregated {c['aggregated']}, stubbed {c['stubbed']}"
+             f"tokens ({entry.tokens_before:,} → {entry.tokens_after:,}) · summarised {c['summarized']}, "
+             f"pruned {c['pruned']}, aggregated {c['aggregated']}, stubbed {c['stubbed']} messages"
              + (f" · focus: {focus}" if focus else "")]
     if not entry.has_model_summary:
         lines.append("No model summary: the view was rewritten without a summary call.")

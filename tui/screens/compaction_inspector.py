@@ -5,10 +5,11 @@ It reads the session's journal (``MessageRecord`` records hold every original me
 token counts and the rewritten records) in a thread worker, so a large journal never blocks the
 UI. Layout:
 
-- left, top: the compactions ("#1  182k → 41k  S120 P8 A14 T2", plus "no summary" for a rewrite
-  without a summary call and "⚠ thrash"); left, below: the messages that compaction touched, by
-  id, with a tag (S summarised, P reasoning pruned, A elided by loop aggregation, N kept with the
-  aggregation notice, T tool result stubbed), role or tool name and first line;
+- left, top: the compactions ("#1  182k → 41k · summarised 120, pruned 8", plus "no summary" for
+  a rewrite without a summary call and "⚠ thrash"); left, below: the messages that compaction
+  touched, one line each: a tag (S summarised, P reasoning pruned, A elided by loop aggregation,
+  N kept with the aggregation notice, T tool result stubbed), its step, role or tool name and
+  first words;
 - right: the compaction's figures (with what was pinned by code and the thrash mark), then two
   panes side by side: the ORIGINAL journal record of the selected message and what replaced it
   (the rewritten record with the same id: the stub, the pruned message, the result carrying the
@@ -33,8 +34,8 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from .compaction_entries import (
-    LEGEND, TAGS, AffectedMessage, CompactionEntry, compaction_line, first_line, format_record, header_text,
-    load_compactions, summary_text, who,
+    LEGEND, AffectedMessage, CompactionEntry, compaction_line, format_record, header_text, load_compactions,
+    message_line, summary_text, who,
 )
 
 KEY_HINTS = "↑/↓ select · tab next pane · q close"
@@ -162,9 +163,7 @@ class CompactionInspectorScreen(Screen[None]):
         messages = self.query_one("#ci-messages", OptionList)
         messages.clear_options()
         for item in entry.messages:
-            source = item.original or item.replacement
-            messages.add_option(Option(Text(f"{TAGS[item.how]} {item.id} {who(source)}: {first_line(source)}",
-                                            no_wrap=True, overflow="ellipsis"), id=item.id))
+            messages.add_option(Option(Text(message_line(item), no_wrap=True, overflow="ellipsis"), id=item.id))
         self._show_panes("Select a message to compare its original record with what replaced it.\n\n"
                          + LEGEND.replace(" · ", "\n"),
                          "Summary" if entry.has_model_summary else "No model summary", summary_text(entry))
@@ -212,5 +211,5 @@ class CompactionInspectorScreen(Screen[None]):
         self.dismiss(None)
 
 
-__all__ = ["AffectedMessage", "CompactionEntry", "CompactionInspectorScreen", "LEGEND", "TAGS", "compaction_line",
-           "first_line", "format_record", "header_text", "load_compactions", "summary_text", "who"]
+__all__ = ["AffectedMessage", "CompactionEntry", "CompactionInspectorScreen", "LEGEND", "compaction_line",
+           "format_record", "header_text", "load_compactions", "message_line", "summary_text", "who"]
