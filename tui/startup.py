@@ -92,6 +92,12 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
         except StartupError:
             session.close()
             raise
+    if request.replay is None and session.is_embedded:
+        from agent.providers.preflight import ollama_hint
+
+        hint = ollama_hint()  # 0.3 s at most, in the start worker (the TUI has painted)
+        if hint:
+            notices.append(hint)
     from agent.session.retention import apply_retention
 
     kept = settings.retention

@@ -8,6 +8,9 @@ facts litellm ships without importing it: its bundled model list
 ``litellm/types/utils.py`` as text). Where a file is missing or its format changed, that check is
 skipped: the first request then reports the problem, as before.
 
+``ollama_hint()`` offers a local Ollama server (its default port answering) to a user about to
+run the embedded model.
+
 The key variables per provider are the ones litellm reads (``OPENAI_API_KEY``...). With an
 ``api_base`` (a local or self-hosted server) no key is required and any model name is allowed.
 """
@@ -79,6 +82,40 @@ def model_problem(model: str, *, api_base: str | None = None,
     return None
 
 
+#: Where Ollama listens by default.
+OLLAMA_URL = "http://127.0.0.1:11434"
+
+
+def ollama_models(url: str = OLLAMA_URL, *, timeout_s: float = 0.3) -> list[str] | None:
+    """The model names an Ollama server at ``url`` lists (``GET /api/tags``), or None when no
+    server answers there within ``timeout_s`` seconds or the answer is not Ollama's. Local only
+    (loopback by default); never raises."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/api/tags", timeout=timeout_s) as response:
+            data = json.loads(response.read(1_000_000))
+    except (OSError, ValueError):
+        return None
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, list):
+        return None
+    return [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("name")]
+
+
+def ollama_hint(url: str = OLLAMA_URL, *, timeout_s: float = 0.3) -> str | None:
+    """A one-line hint to use the Ollama server that answers at ``url`` instead of the embedded
+    model (with the ``--model`` to type), or None when none answers."""
+    models = ollama_models(url, timeout_s=timeout_s)
+    if models is None:
+        return None
+    if not models:
+        return f"An Ollama server answers at {url}: `ollama pull qwen3`, then --model ollama/qwen3 serves you better."
+    shown = ", ".join(models[:3]) + (" ..." if len(models) > 3 else "")
+    return (f"An Ollama server answers at {url} with {shown}: --model ollama/{models[0]} (or /model "
+            f"ollama/{models[0]} here) serves you better than the embedded model.")
+
+
 def _provider_of(name: str) -> str | None:
     """The provider serving ``name``: its prefix when litellm knows it, the provider litellm's
     model list gives a bare name, ``""`` when the facts cannot be read (not checked), None when
@@ -134,4 +171,4 @@ def _litellm_providers() -> frozenset[str] | None:
     return names if len(names) > 20 else None  # a format we do not recognise: do not guess
 
 
-__all__ = ["KEY_VARIABLES", "LOCAL_PROVIDERS", "ModelProblem", "model_problem"]
+__all__ = ["KEY_VARIABLES", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]

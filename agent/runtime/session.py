@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config.settings import Settings
+from ..config.settings import PermissionMode, Settings
 from ..providers.base import Provider
 from ..providers.model_info import ModelInfo
 from ..providers.scripted import ScriptedProvider
@@ -51,6 +51,11 @@ def _with_plan_prompt_origin(messages: list, ids: dict) -> list:
 EMBEDDED_NOTICE = ("Using the embedded SmolLM2-135M: a small local model for trying the app offline, with "
                    "read-only tools and few steps. Real work wants a real model: set OPENAI_API_KEY, "
                    "ANTHROPIC_API_KEY or GEMINI_API_KEY, or pass --model.")
+
+
+EMBEDDED_TOOLS_NOTICE = ("It reads, greps and globs only: it cannot edit files or run commands, whatever the "
+                         "permission mode. Ask it what the code does (\"what does calc.py do?\"); "
+                         "[embedded] tools = \"all\" in your config gives it every tool.")
 
 
 class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching):
@@ -254,7 +259,10 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         from ..providers.embedded.model import embedded_available
 
         missing = embedded_available()
-        return notices + [EMBEDDED_NOTICE] + ([missing] if missing else [])
+        notices += [EMBEDDED_NOTICE] + ([missing] if missing else [])
+        if self.settings.embedded.tools != "all" and self.settings.permission_mode != PermissionMode.READ_ONLY:
+            notices.append(EMBEDDED_TOOLS_NOTICE)
+        return notices
 
     def set_model(self, name: str) -> None:
         """Switch the model for the next turns, keeping the conversation: history, compacted

@@ -54,3 +54,48 @@ def test_headless_exits_2_at_once_without_a_key(tmp_path, monkeypatch):
     assert proc.returncode == 2 and "set OPENAI_API_KEY" in proc.stderr
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("*.jsonl")), "no session"
     assert took < 20  # a hang guard: the check itself takes milliseconds (see the README)
+
+
+def test_an_ollama_server_on_its_port_is_offered_with_its_models():
+    import json as _json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from agent.providers.preflight import ollama_hint
+
+    class Tags(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            body = _json.dumps({"models": [{"name": "qwen3:8b"}, {"name": "llama3.2"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Tags)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        hint = ollama_hint(url)
+        assert hint is not None and "--model ollama/qwen3:8b" in hint and "llama3.2" in hint
+    finally:
+        server.shutdown()
+    assert ollama_hint(url, timeout_s=0.2) is None, "nothing answers: no hint"
+
+
+def test_the_embedded_model_says_it_has_read_only_tools_in_an_asking_mode(tmp_path):
+    from agent.config.settings import Settings
+    from agent.runtime.build import build_session
+
+    session = build_session(tmp_path, Settings(model="embedded/smollm2-135m", permission_mode="ask"),
+                            interactive=True)
+    notices = session.startup_notices()
+    assert any("cannot edit files or run commands" in n and 'tools = "all"' in n for n in notices)
+    session.close()
+    quiet = build_session(tmp_path, Settings(model="embedded/smollm2-135m", permission_mode="read-only"),
+                          interactive=True)
+    assert not any("cannot edit files" in n for n in quiet.startup_notices())
+    quiet.close()
