@@ -288,6 +288,14 @@ class GuardTriggered(_Event):
     message: str
 
 
+class UserMessageAdded(_Event):
+    """A message the user sent while the turn ran was added to the conversation at a step
+    boundary (every tool call answered): the model reads it with its next request."""
+
+    type: Literal["user_message_added"] = "user_message_added"
+    text: str
+
+
 class Notice(_Event):
     """Something the user should see that is not an error (a retry, a model-info fallback).
 

@@ -81,6 +81,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         Binding("shift+tab", "toggle_plan_mode", "Plan/Act", show=False, priority=True),
         Binding("ctrl+g", "hide_plan_hint", "Hide hint", show=False),
         Binding("ctrl+r", "cycle_permission_mode", "Permission mode", show=False),
+        Binding("ctrl+s", "steer", "Send queued into the turn", show=False),
         # Not priority bindings: a viewer or dialog on top keeps its own PageUp/PageDown.
         Binding("pageup", "scroll_conversation(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_conversation(1)", "Scroll down", show=False),
@@ -108,6 +109,8 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         self.duration_format = duration_format
         self.handler: EventHandler | None = None
         self.queued: list[str] = []
+        #: Queued prompts sent into the running turn (Ctrl+S), until the turn adds them.
+        self.steering: list[str] = []
         self._progress: Any = None  # the NoticeBlock of show_progress, while its work runs
         #: Prompts (and commands) submitted before the session was open; run once it is.
         self._early_prompts: list[str] = []
@@ -236,8 +239,8 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         if self.runner.running:
             self.queued.append(text)
             first_line = text.splitlines()[0] if text.splitlines() else text
-            await self.show_notice(f"Queued (sent when the current turn ends): {first_line[:80]}",
-                                   kind="queued")
+            await self.show_notice(f"Queued (sent when the current turn ends; Ctrl+S sends it into this "
+                                   f"turn now): {first_line[:80]}", kind="queued")
             return
         from .widgets.blocks import UserBlock
 
@@ -300,6 +303,8 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         self.runner.turn_ended()
         self.main_screen.query_one(StatusBar).activity = ""
         await self._end_progress()
+        if self.steering:  # the turn stopped before taking them: they run as turns of their own
+            self.queued[:0], self.steering = self.steering, []
         await self.plan_mode.turn_ended(message)  # a planning pass ended: open the plan screen
         if self.queued:
             await self.send_prompt(self.queued.pop(0))

@@ -113,6 +113,20 @@ class ActionsMixin:
         path, release = in_memory_file(message.text)
         self.push_screen(OutputViewerScreen(path, title=message.title, on_close=release))
 
+    async def action_steer(self) -> None:
+        """Ctrl+S: send the queued prompts into the running turn; the agent adds them at its next
+        step boundary (every tool call answered) and the conversation shows them there."""
+        if not self.runner.running or not self.queued or self.session is None:
+            return
+        sent = [text for text in self.queued if self.session.steer(text)]
+        if not sent:
+            return
+        self.queued = [text for text in self.queued if text not in sent]
+        self.steering += sent
+        count = len(sent)
+        await self.show_notice(f"Sending {count} message{'s' if count != 1 else ''} into the running turn: "
+                               "the agent reads it after its current step.", kind="queued")
+
     def action_cycle_permission_mode(self) -> None:
         """Ctrl+R: next permission mode (ask, auto-edit, full-auto, read-only), effective at once."""
         if not self._session_ready():

@@ -92,6 +92,7 @@ class EventHandler:
             ev.Notice: self._on_notice,
             ev.JournalStatus: self._on_journal_status,
             ev.StepRetried: self._on_step_retried,
+            ev.UserMessageAdded: self._on_user_message_added,
             ev.ErrorEvent: self._on_error,
             ev.GuardTriggered: self._on_guard,
             ev.ContextUsage: self._on_context_usage,
@@ -213,6 +214,17 @@ class EventHandler:
         refresh = getattr(self.app, "refresh_changed_files", None)
         if refresh is not None and self.sidebar is not None:  # a command may have changed files too
             refresh()
+
+    async def _on_user_message_added(self, event: Any) -> None:
+        """A message the user sent into the running turn reached the model: it shows here, at
+        the boundary where it was added."""
+        from .widgets.blocks import UserBlock
+
+        await self.end_streams()
+        await self.conversation.add(UserBlock(event.text))
+        steering = getattr(self.app, "steering", None)
+        if steering and event.text in steering:
+            steering.remove(event.text)
 
     async def _on_notice(self, event: Notice) -> None:
         # Notices sharing a key (a retry countdown, "waiting for the model") update one block.

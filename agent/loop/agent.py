@@ -38,6 +38,7 @@ from ..events import (
     StepStarted,
     TurnFinished,
     TurnStarted,
+    UserMessageAdded,
 )
 from ..messages import AssistantMessage, Message, ModeMessage, SystemMessage, Usage, UserMessage, UserOrigin
 from ..providers.base import ModelRequest, Provider, ProviderError
@@ -95,6 +96,10 @@ class Agent(ToolCallsMixin):
         self._end_turn = False  # set when a tool result asks to end the turn (metadata "end_turn")
         self._approval_wait_s = 0.0
         self._turn_options = TurnOptions()
+        #: Messages the user sent into the running turn (``steer``), added at the next boundary.
+        self._steering: list[str] = []
+        self._steering_lock = threading.Lock()
+        self._turn_running = False
         self.budget = ContextBudget(model, include_reasoning=config.send_reasoning_back)  # counted as sent
         self._sent_count = 0
         # --- context compaction: the view the model sees (``loop.compactor``) ---
@@ -142,6 +147,27 @@ class Agent(ToolCallsMixin):
                             max_tokens=self.config.max_tokens)
 
     # -------------------------------------------------------------------------------------- turn
+    def steer(self, text: str) -> bool:
+        """Send ``text`` into the running turn (thread-safe): it becomes a user message at the
+        next step boundary, where every tool call has its result (Claude Code's behaviour), and a
+        turn about to end goes on to answer it. Returns False when no turn runs (send it as a
+        turn of its own); a turn that stops first (cancelled, an error, a limit) drops it, and
+        ``UserMessageAdded`` never comes for it."""
+        with self._steering_lock:
+            if not self._turn_running:
+                return False
+            self._steering.append(text)
+            return True
+
+    def _add_steering(self, emit: Emit) -> bool:
+        """Add the messages sent into the turn since the last boundary; True when there were any."""
+        with self._steering_lock:
+            texts, self._steering = self._steering, []
+        for text in texts:
+            self._append(UserMessage(content=text), emit)
+            emit(UserMessageAdded(text=text))
+        return bool(texts)
+
     def run_turn(self, prompt: str, emit: Emit, cancel: threading.Event, *,
                  message_id: str | None = None, mode: ModeMessage | None = None,
                  origin: UserOrigin = "user", options: TurnOptions | None = None) -> TurnFinished:
@@ -178,7 +204,12 @@ class Agent(ToolCallsMixin):
         step = 0
         final_text = ""
 
+        with self._steering_lock:
+            self._turn_running, self._steering = True, []
+
         def finish(reason: str, text: str = "") -> TurnFinished:
+            with self._steering_lock:
+                self._turn_running, self._steering = False, []
             if reason == "cancelled" and was_interrupted(cancel):
                 reason = "interrupted"
             event = TurnFinished(stop_reason=reason, final_text=text, usage=usage, session_id=self.session_id)
@@ -222,6 +253,8 @@ class Agent(ToolCallsMixin):
             if reply.content:
                 final_text = reply.content
             if not reply.tool_calls:
+                if self._add_steering(emit):  # the user said more while the model answered
+                    continue
                 return finish("done", reply.content or "")
             steps_with_tools += 1
             stop = self._run_tool_calls(reply, emit, cancel)
@@ -232,6 +265,7 @@ class Agent(ToolCallsMixin):
                 return finish("cancelled", final_text)
             if self._end_turn:  # e.g. submit_plan: the planning pass is over
                 return finish("done", final_text)
+            self._add_steering(emit)
 
     # ------------------------------------------------------------------------ context compaction
     def context_view(self) -> list[Message]:

@@ -222,6 +222,10 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         assert self.agent is not None
         return self.plans.run_turn(self.agent, prompt, emit, cancel)
 
+    def steer(self, text: str) -> bool:
+        """Send ``text`` into the running turn (``Agent.steer``); False when no turn runs."""
+        return self.agent.steer(text) if self.agent is not None else False
+
     def compact(self, focus: str | None, emit: "Emit", cancel: threading.Event) -> None:
         """Compact the context now (``/compact [focus]``, see ``Agent.compact``); a ``Notice`` says
         when there is nothing to compact. Raises ``RuntimeError`` before ``prepare()``."""

@@ -324,3 +324,37 @@ def test_auto_edit_asks_before_editing_inside_dot_git(tmp_path):
     git_edit, normal_write = rec.of(ToolCallFinished)
     assert git_edit.is_error and "fsmonitor" not in (ws / ".git" / "config").read_text()
     assert not normal_write.is_error and (ws / "ok.txt").read_text() == "x"
+
+
+def test_a_message_sent_into_the_running_turn_is_read_at_the_next_step_boundary(tmp_path):
+    from agent.events import ToolCallStarted, UserMessageAdded
+
+    session, provider = make(tmp_path, [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "true"}}]},
+        {"content": "answered, README included"},
+    ])
+    session.prepare()
+    agent = session.agent
+    assert agent.steer("too early") is False  # no turn runs
+    rec = Recorder()
+    rec.hooks.append((ToolCallStarted, lambda e: agent.steer("also check the README")))
+    result, rec = run(session, rec=rec)
+    assert result.stop_reason == "done" and result.final_text == "answered, README included"
+    (added,) = rec.of(UserMessageAdded)
+    assert added.text == "also check the README"
+    second = provider.requests[1].messages
+    assert second[-2]["role"] == "tool" and second[-1] == {"role": "user", "content": "also check the README"}
+
+
+def test_a_message_sent_while_the_model_answers_keeps_the_turn_going(tmp_path):
+    from agent.events import StepStarted, UserMessageAdded
+
+    session, provider = make(tmp_path, [{"content": "done, I think"}, {"content": "now with your point"}])
+    session.prepare()
+    agent = session.agent
+    rec = Recorder()
+    rec.hooks.append((StepStarted, lambda e: e.step == 1 and agent.steer("one more thing")))
+    result, rec = run(session, rec=rec)
+    assert result.final_text == "now with your point" and len(rec.of(UserMessageAdded)) == 1
+    assert provider.requests[1].messages[-1]["content"] == "one more thing"
+    assert agent.steer("after the turn") is False

@@ -341,3 +341,25 @@ class TestKeyboardScrolling:
             await pilot.press("ctrl+end")
             await pilot.pause()
             assert conversation.scroll_y == conversation.max_scroll_y
+
+
+class TestSteering:
+    async def test_ctrl_s_sends_the_queued_message_into_the_running_turn(self, make_app, ui) -> None:
+        from tui.widgets.blocks import UserBlock
+
+        replies = [{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 1"}}]},
+                   {"content": "Done, README too."}]
+        app, provider = make_app(replies)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "run the slow thing")
+            await ui.wait_for(pilot, lambda: bool(app.query(ToolBlock)), what="the bash block")
+            await ui.submit(pilot, "also look at the README")
+            assert app.queued == ["also look at the README"]
+            await pilot.press("ctrl+s")
+            await ui.wait_turn(pilot, app, timeout=15)
+            await pilot.pause()
+            assert app.queued == [] and app.steering == []
+            texts = [b.text for b in app.query(UserBlock)]
+            assert texts == ["run the slow thing", "also look at the README"]
+            assert len(provider.requests) == 2, "one turn, not a second one"
+            assert provider.requests[1].messages[-1]["content"] == "also look at the README"
