@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 import uuid
 from collections import deque
@@ -136,6 +137,8 @@ class SessionJournal:
         self._failures = 0
         self._fatal = False
         self._reports: list[JournalReport] = []
+        #: The loop's thread appends while the UI's closes or the writer retries: one at a time.
+        self._io_lock = threading.RLock()
 
     @property
     def locked(self) -> bool:
@@ -195,12 +198,20 @@ class SessionJournal:
         try:
             data = record.dump() if isinstance(record, RecordBase) else record
             redactor = self._redactor or default_redactor()
-            line = (json.dumps(redactor.value(data), ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
+            value = redactor.value(data)
+            try:
+                line = (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a lone surrogate no byte stands for: JSON's \\uXXXX keeps it
+                line = (json.dumps(value, ensure_ascii=True) + "\n").encode("ascii")
         except (TypeError, ValueError) as exc:
             self.lost += 1
             self._report("retrying" if self.state == "ok" else self.state,
                          f"a session journal record could not be encoded and was not written: {exc}")
             return
+        with self._io_lock:
+            self._queue(line)
+
+    def _queue(self, line: bytes) -> None:
         if self._fatal:
             self.lost += 1
             return
@@ -222,6 +233,10 @@ class SessionJournal:
 
     def retry(self) -> bool:
         """Write the queued records now; True when none is left. Never raises."""
+        with self._io_lock:
+            return self._retry()
+
+    def _retry(self) -> bool:
         if self._fatal or not self._pending:
             return not self._pending
         try:
@@ -296,14 +311,15 @@ class SessionJournal:
     def close(self) -> None:
         """Try the queued records once more, close the file and release the lock (later appends
         reopen and relock it)."""
-        if self._pending:
-            self.retry()
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        with self._io_lock:
+            if self._pending:
+                self._retry()
+            if self._fd is not None:
+                fd, self._fd = self._fd, None
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
 
 __all__ = ["JournalReport", "SessionJournal", "SessionLockedError", "SystemPromptRecord", "new_session_id",

@@ -355,3 +355,40 @@ def test_an_explicit_permission_mode_on_resume_wins_and_a_restored_one_is_said(t
     assert explicit.settings.permission_mode.value == "full-auto"
     assert not any("restored" in n for n in explicit.startup_notices())
     explicit.close()
+
+
+def test_a_lone_surrogate_in_a_message_keeps_its_record(tmp_path):
+    from agent.messages import UserMessage
+    from agent.session.journal import SessionJournal
+    from agent.session.resume import load_session
+
+    journal = SessionJournal(tmp_path / "s.jsonl")
+    journal.append_message(UserMessage(content="broken \ud800 text"))
+    journal.append_message(UserMessage(content="next"))
+    journal.close()
+    loaded = load_session(tmp_path / "s.jsonl")
+    assert [m.content for m in loaded.messages] == ["broken \ud800 text", "next"] and not loaded.warnings
+
+
+def test_appends_and_close_from_two_threads_lose_nothing(tmp_path):
+    import threading
+
+    from agent.messages import UserMessage
+    from agent.session.journal import SessionJournal
+    from agent.session.resume import load_session
+
+    journal = SessionJournal(tmp_path / "s.jsonl")
+
+    def write(tag: str) -> None:
+        for i in range(200):
+            journal.append_message(UserMessage(content=f"{tag}{i}"))
+            if i % 50 == 0:
+                journal.close()  # the UI closing while the loop writes: reopens on the next append
+
+    threads = [threading.Thread(target=write, args=(tag,)) for tag in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    journal.close()
+    assert len(load_session(tmp_path / "s.jsonl").messages) == 400
