@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
 
 
 def new_id(prefix: str = "m") -> str:
@@ -33,13 +33,18 @@ class Usage(BaseModel):
 
     Adding two usages sums every field; a cache field stays ``None`` only when neither side
     reported it. ``cache_hit_rate`` is derived (and serialised, so the headless ``turn_finished``
-    usage carries it).
+    usage carries it). A negative figure (a provider's bug) reads as 0: no count is below zero.
     """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int | None = None
     cache_creation_tokens: int | None = None
+
+    @field_validator("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cache_creation_tokens")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        return max(value, 0) if value is not None else None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -103,7 +108,7 @@ class ToolCall(BaseModel):
         ``"x"``). Raises nothing."""
         raw = self.arguments
         try:
-            value = json.loads(raw)
+            value = json_loads(raw)
         except (json.JSONDecodeError, ValueError):
             return "{}"
         if isinstance(value, dict):
@@ -116,9 +121,49 @@ class ToolCall(BaseModel):
     def parsed_arguments(self) -> Any:
         """Return the arguments decoded from JSON, or the raw string when they are not valid JSON."""
         try:
-            return json.loads(self.arguments) if self.arguments.strip() else {}
+            return json_loads(self.arguments) if self.arguments.strip() else {}
         except (json.JSONDecodeError, ValueError):
             return self.arguments
+
+
+#: The deepest nesting of objects and lists a decoded JSON value may have (tool arguments, replay
+#: files, journal lines); deeper is refused as invalid JSON instead of exhausting the stack.
+MAX_JSON_DEPTH = 200
+
+
+def json_loads(text: str | bytes) -> Any:
+    """``json.loads(text)``, refusing values nested deeper than ``MAX_JSON_DEPTH``: raises
+    ``json.JSONDecodeError`` (a ``ValueError``) for invalid JSON and for too deep a value, which
+    ``json.loads`` alone would answer with ``RecursionError``, or accept and leave every later walk
+    of the value (validation, redaction, dumping) to hit it."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        value = None
+        too_deep = True
+    else:
+        too_deep = _depth_over(value, MAX_JSON_DEPTH)
+    if too_deep:
+        shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        raise json.JSONDecodeError(f"nested more than {MAX_JSON_DEPTH} levels deep", shown, 0)
+    return value
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` deep (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def unwrap_double_encoded(value: Any) -> Any:
@@ -126,7 +171,7 @@ def unwrap_double_encoded(value: Any) -> Any:
     (tool arguments some models send double-encoded); otherwise ``value`` unchanged."""
     if isinstance(value, str):
         try:
-            inner = json.loads(value)
+            inner = json_loads(value)
         except ValueError:
             return value
         if isinstance(inner, dict):

@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..messages import unwrap_double_encoded
+from ..messages import json_loads, unwrap_double_encoded
 
 GuardName = Literal["stuck", "ping_pong", "repeated_failure"]
 #: Longest call cycle (in calls) the ping-pong rule looks for.
@@ -74,7 +74,7 @@ def canonical_arguments(arguments: Any) -> str:
         if not text:
             return "{}"
         try:
-            value = unwrap_double_encoded(json.loads(text))
+            value = unwrap_double_encoded(json_loads(text))
         except ValueError:
             return text
     try:

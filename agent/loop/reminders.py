@@ -22,7 +22,6 @@ the ones that changed since.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import stat
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..config.reminder_rules import DEFAULT_RULES, ReminderRule
+from ..messages import json_loads
 from ..tools.names import parse_name
 
 #: Tools whose successful call on a path means the agent has seen the file's current content.
@@ -72,7 +72,7 @@ def _arguments_dict(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
         return arguments
     if isinstance(arguments, str) and arguments.strip():
         try:
-            data = json.loads(arguments)
+            data = json_loads(arguments)
         except ValueError:
             return {}
         return data if isinstance(data, dict) else {}

@@ -27,7 +27,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..context.truncation.saved_file import safe_call_id
-from ..messages import AssistantMessage, ToolCall, ToolResultMessage
+from ..messages import AssistantMessage, ToolCall, ToolResultMessage, json_loads
 from ..permissions.policy import decide, denial_message
 from ..tools.base import ToolContext, ToolOutput
 from .config import INTERRUPTED_TEXT
@@ -215,7 +215,7 @@ class ToolCallsMixin:
 
 def _is_json(text: str) -> bool:
     try:
-        json.loads(text)
+        json_loads(text)
         return True
     except (json.JSONDecodeError, ValueError):
         return False

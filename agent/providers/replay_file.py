@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from ..messages import json_loads
+
 #: The error kinds a reply may script, with the message the provider raises for each.
 ERROR_MESSAGES = {
     "rate_limit": "rate limited by the provider (429)",
@@ -55,10 +57,10 @@ class ScriptedUsage(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    prompt_tokens: StrictInt = 0
-    completion_tokens: StrictInt = 0
-    cached_prompt_tokens: StrictInt | None = None
-    cache_creation_tokens: StrictInt | None = None
+    prompt_tokens: StrictInt = Field(0, ge=0)
+    completion_tokens: StrictInt = Field(0, ge=0)
+    cached_prompt_tokens: StrictInt | None = Field(None, ge=0)
+    cache_creation_tokens: StrictInt | None = Field(None, ge=0)
 
 
 class ScriptedReply(BaseModel):
@@ -86,7 +88,7 @@ def load_replay_file(path: Path) -> list[dict[str, Any]]:
     or keys of which none is a reply key. An empty object ``{}`` stays an empty reply.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json_loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ReplayError(f"cannot read replay file {path}: {exc.strerror or exc}") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

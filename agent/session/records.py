@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar, Iterable, Iterator, Literal, Union,
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from ..events import ToolOutcome, ToolResult
-from ..messages import Message
+from ..messages import Message, json_loads
 from ..plan.model import Plan
 
 
@@ -349,7 +349,7 @@ def read_journal(path: Path, warnings: list[str] | None = None) -> Iterator[dict
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = json_loads(line)
             except json.JSONDecodeError:
                 if warnings is not None:
                     warnings.append(f"{path}: line {number} is torn or not JSON; skipped")
@@ -377,7 +377,7 @@ def _glued_record(line: str) -> dict[str, Any] | None:
     start = line.rfind(_LINE_START)
     while start > 0:
         try:
-            record = json.loads(line[start:])
+            record = json_loads(line[start:])
             return record if isinstance(record, dict) else None
         except json.JSONDecodeError:
             start = line.rfind(_LINE_START, 0, start)

@@ -13,13 +13,13 @@ listings (``list_sessions``, the picker, the ids named in errors) and ``"latest"
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..plan.model import Plan
+from ..messages import json_loads
 from .journal import sessions_dir
 from .records import (CompactionRecord, EventRecord, GitBaselineRecord, JournalRecord, MessageRecord, ModeRecord,
                       PermissionGrantRecord, PlanRecord, SessionRecord, SystemPromptRecord, ToolDetailsRecord,
@@ -331,7 +331,7 @@ def format_session_list(infos: list[SessionInfo]) -> str:
 
 def _parse(raw: bytes) -> JournalRecord | None:
     try:
-        data = json.loads(raw.decode("utf-8", errors="replace"))
+        data = json_loads(raw.decode("utf-8", errors="replace"))
     except ValueError:
         return None
     found = to_records([data]) if isinstance(data, dict) else []

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ..context.truncation.normalise import _SURROGATE_RE
 from ..context.truncation.bounded import truncate_and_save
-from ..messages import ToolCall, unwrap_double_encoded
+from ..messages import ToolCall, json_loads, unwrap_double_encoded
 from .base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .view import ToolView, generic_view
 from .bash import BashTool
@@ -89,7 +89,7 @@ def parse_arguments(call: ToolCall, tool: Tool) -> ToolArgs:
     data: Any = {}
     if text:
         try:
-            data = json.loads(text)
+            data = json_loads(text)
         except ValueError as exc:
             where = f" ({exc.msg} at character {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
             raise ToolError(
