@@ -24,6 +24,11 @@ _MISSING_KEY = re.compile(r"missing (credentials|[\w ]*api[ _]key)|api_key clien
                           re.IGNORECASE)
 
 
+#: What a connection that never reached a server says (refused, no route, unknown host).
+_UNREACHABLE = re.compile(r"Connection error|Connection refused|Errno 111|Errno 113|Name or service not known|"
+                          r"nodename nor servname|No route to host|getaddrinfo failed", re.IGNORECASE)
+
+
 def classify_exception(exc: BaseException) -> ProviderError:
     """Map a litellm (or OpenAI-SDK style) exception to a ``ProviderError`` with one clear line,
     carrying the wait the response asked for (``retry_after_s``, seconds) when it named one."""
@@ -47,6 +52,8 @@ def _classify(exc: BaseException) -> ProviderError:
             _GENERIC_STREAM_ERROR) else f"{text}: {server}"
     if len(text) > 300:
         text = text[:300] + "..."
+    if _UNREACHABLE.search(text):  # the OpenAI SDK reports a refused connection as a 500-like error
+        return ProviderError("network", f"could not reach the provider: {text}")
     if _MISSING_KEY.search(text):
         # SDKs report a missing key in different classes (500, connection error): it is never transient.
         return ProviderError("auth", f"no API key for this provider: {text}")
@@ -161,7 +168,10 @@ class LiteLLMProvider:
         except ProviderError:
             raise
         except Exception as exc:  # litellm wraps provider SDK errors in its own classes
-            raise classify_exception(exc) from exc
+            error = classify_exception(exc)
+            if error.kind == "network" and request.api_base:
+                error.message += f" (at {request.api_base})"
+            raise error from exc
 
 
     def _limits_for(self, model: str) -> StreamLimits:

@@ -143,3 +143,18 @@ def test_tools_are_offered_with_tool_choice_auto(monkeypatch):
                 request()):
         list(provider.stream(req, threading.Event()))
     assert seen[0]["tool_choice"] == "auto" and "tool_choice" not in seen[1]
+
+
+def test_a_refused_connection_is_a_network_error_that_names_the_server():
+    """The OpenAI SDK reports a refused connection as an internal server error: it is a
+    network error, and the message names the --api-base it could not reach."""
+    litellm = load_litellm()
+    exc = litellm.exceptions.InternalServerError(message="OpenAIException - Connection error.",
+                                                 model="openai/x", llm_provider="openai")
+    assert classify_exception(exc).kind == "network"
+    provider = LiteLLMProvider(timeout_s=5)
+    req = ModelRequest(model="openai/x", messages=[{"role": "user", "content": "hi"}],
+                       api_base="http://127.0.0.1:9/v1")
+    with pytest.raises(ProviderError) as info:
+        list(provider.stream(req, threading.Event()))
+    assert info.value.kind == "network" and "http://127.0.0.1:9/v1" in info.value.message
