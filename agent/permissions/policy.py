@@ -54,10 +54,17 @@ def decide(tool_name: str, capability: Capability, arguments: object, *, mode: P
                 note = grant_gap_note(tool_name, gaps)
             else:
                 access = "allow"
+    protected = False
     if access == "allow" and mode != PermissionMode.FULL_AUTO \
             and touches_protected_path(capability, arguments, workspace):
-        access = "ask"  # .git/ holds hooks and config that run commands: an edit there is exec
+        access, protected = "ask", True  # .git/ holds hooks and config that run commands: an edit there is exec
     if access == "deny" or (access == "ask" and not interactive):
+        if protected and not interactive:
+            message = (f"{DENIAL_PREFIX}: {tool_name} would change a file under .git/, where git keeps hooks "
+                       "and config that run commands, so it needs approval like a command, and headless "
+                       "runs never prompt. Leave .git/ alone, or ask the user to rerun with "
+                       "--permission-mode full-auto.")
+            return PermissionVerdict("deny", message, note)
         message = denial_message(tool_name, capability, mode, headless=not interactive)
         return PermissionVerdict("deny", message + (f" Note: {note}." if note else ""), note)
     return PermissionVerdict(access, note=note)

@@ -323,6 +323,8 @@ def test_auto_edit_asks_before_editing_inside_dot_git(tmp_path):
     result, rec = run(session)
     git_edit, normal_write = rec.of(ToolCallFinished)
     assert git_edit.is_error and "fsmonitor" not in (ws / ".git" / "config").read_text()
+    assert "under .git/" in git_edit.output and "--permission-mode full-auto" in git_edit.output
+    assert "Rerun with --permission-mode auto-edit" not in git_edit.output, "not the mode in use"
     assert not normal_write.is_error and (ws / "ok.txt").read_text() == "x"
 
 
