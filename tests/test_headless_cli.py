@@ -341,7 +341,7 @@ def test_a_missing_opencli_config_is_a_notice_event(tmp_path, capsys, monkeypatc
     missing = tmp_path / "nowhere" / "config.toml"
     monkeypatch.setenv("OPENCLI_CONFIG", str(missing))
     code, events, err = run_json(tmp_path, capsys, [{"content": "ok"}])
-    assert code == 0 and err == ""
+    assert code == 0 and err.startswith("opencli-tui: notice: OPENCLI_CONFIG names") and "error" not in err
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("OPENCLI_CONFIG" in n and str(missing) in n for n in notices), notices
 
@@ -357,3 +357,22 @@ def test_ctrl_c_before_the_app_runs_ends_quietly_with_130(monkeypatch, tmp_path,
     code = main(["run", "task", "-C", str(tmp_path), "--model", "openai/gpt-4.1"])
     out, err = capsys.readouterr()
     assert code == 130 and "Traceback" not in err and out == ""
+
+
+def test_settings_mistakes_are_refused_or_said_on_stderr(tmp_path, capsys, monkeypatch):
+    """An out-of-range value stops the run with one line (exit 2); an unknown key is a notice that
+    reaches stderr in json mode too, with the key it probably meant."""
+    replay = tmp_path / "r.json"
+    replay.write_text('[{"content": "hi"}]')
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[compaction]\nthreshold = 5\n")
+    monkeypatch.setenv("OPENCLI_CONFIG", str(bad))
+    assert main(["run", "t", "--replay", str(replay), "-C", str(tmp_path)]) == 2
+    assert "compaction.threshold=5" in capsys.readouterr().err
+    bad.write_text("tool_time_limits = {default = -1}\n")
+    assert main(["run", "t", "--replay", str(replay), "-C", str(tmp_path)]) == 2
+    assert "tool_time_limits.default=-1" in capsys.readouterr().err
+    bad.write_text('modle = "x"\n')
+    assert main(["run", "t", "--replay", str(replay), "-C", str(tmp_path), "--output-format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "unknown setting 'modle'" in err and "did you mean 'model'" in err

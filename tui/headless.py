@@ -220,6 +220,9 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             pipe_closed.set()
 
     emit.printer = printer  # type: ignore[attr-defined]
+    if output_format == "json":  # settings notices (unknown keys...) reach a person on stderr too
+        for message in notices or []:
+            print(f"opencli-tui: notice: {message}", file=err, flush=True)
     for message in (notices or []) + session.startup_notices():
         emit(Notice(message=message))
     cancel = threading.Event()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -46,8 +46,8 @@ class CompactionSettings(BaseModel):
     """The ``[compaction]`` section."""
 
     mode: Literal["off", "auto", "manual"] = Field("auto", description="off, auto or manual (/compact only).")
-    threshold: float = Field(0.8, description="Fraction of the context window that triggers auto-compaction.")
-    warn_at: float = Field(0.6, description="Fraction of the context window at which the meter warns.")
+    threshold: float = Field(0.8, gt=0, le=1, description="Fraction of the context window that triggers auto-compaction.")
+    warn_at: float = Field(0.6, gt=0, le=1, description="Fraction of the context window at which the meter warns.")
     strip_reasoning_after_turns: int = Field(3, ge=0, description="Prune reasoning older than N user turns; 0 = off. Used only when set and strip_reasoning_after_steps is not.")
     strip_reasoning_after_steps: int | None = Field(None, ge=0, description="Prune reasoning older than N assistant steps at compaction; 0 = off; unset = 3 (unless strip_reasoning_after_turns is set). Wins over strip_reasoning_after_turns.")
     aggregate_developer_loops: bool = Field(True, description="Collapse long edit/exec runs at compaction.")
@@ -138,7 +138,7 @@ class Settings(BaseSettings):
     max_tool_output: int = Field(20000, ge=0, description="Cap on bash/grep/glob output sent to the model (characters; 0 = no cap).")
     context_window: int | None = Field(None, ge=1, description="Override of the model's context window (tokens).")
     bash_timeout: float = Field(120.0, gt=0, description="Default time limit of the bash tool (seconds).")
-    tool_time_limits: dict[str, float] = Field(
+    tool_time_limits: dict[str, Annotated[float, Field(ge=0)]] = Field(
         default_factory=lambda: {"default": 60.0, "grep": 120.0, "glob": 120.0},
         description="Time limit of one call per tool name (seconds; 0 = none); `default` for tools not listed. bash uses its own timeout.")
     request_timeout: float = Field(600.0, gt=0, description="Time limit of one model call (seconds).")
