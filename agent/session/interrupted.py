@@ -62,7 +62,9 @@ def changed_since(workspace: Path, since: float) -> list[str]:
 
 
 def _listing(paths: Sequence[str]) -> str:
-    shown = ", ".join(paths[:MAX_LISTED])
+    from ..context.truncation.normalise import escape_undecodable
+
+    shown = escape_undecodable(", ".join(paths[:MAX_LISTED]))  # a non-UTF-8 byte of a name as \xNN
     more = len(paths) - MAX_LISTED
     return shown + (f" ... and {more} more" if more > 0 else "")
 

@@ -191,3 +191,11 @@ def test_grep_shows_non_utf8_bytes_inside_matched_lines_as_backslash_x(ctx, ws, 
     (ws / "notes.txt").write_bytes(b"bonjour caf\xe9 du matin\n")
     out = GrepTool(use_ripgrep=False if engine == "python" else None).run(GrepArgs(pattern="bonjour"), ctx)
     assert "notes.txt:1:bonjour caf\\xe9 du matin" in out.text and "\ufffd" not in out.text
+
+
+def test_the_interrupted_call_stand_in_names_files_with_backslash_x():
+    from agent.session.interrupted import interrupted_text
+
+    text = interrupted_text("bash", [os.fsdecode(b"caf\xe9.txt")], [os.fsdecode(b"caf\xe9.txt")])
+    assert "caf\\xe9.txt" in text and "\udce9" not in text
+    text.encode("utf-8")  # valid UTF-8 for the model and the journal
