@@ -376,3 +376,12 @@ def test_settings_mistakes_are_refused_or_said_on_stderr(tmp_path, capsys, monke
     assert main(["run", "t", "--replay", str(replay), "-C", str(tmp_path), "--output-format", "json"]) == 0
     err = capsys.readouterr().err
     assert "unknown setting 'modle'" in err and "did you mean 'model'" in err
+
+
+def test_a_replay_with_a_known_models_identity_knows_its_context_window(tmp_path, capsys):
+    """The meter and context_usage need the window: a scripted run as openai/gpt-4.1 takes it
+    from litellm's bundled model list (read as a file, litellm not imported)."""
+    code, events, _ = run_json(tmp_path, capsys, [{"tool_calls": [{"name": "read", "arguments": {"path": "a.py"}}]},
+                                                 {"content": "ok"}])
+    usage = [e for e in events if e["type"] == "context_usage"]
+    assert code == 0 and usage and all(e["window_tokens"] == 1_047_576 for e in usage)

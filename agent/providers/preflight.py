@@ -116,6 +116,21 @@ def ollama_hint(url: str = OLLAMA_URL, *, timeout_s: float = 0.3) -> str | None:
             f"ollama/{models[0]} here) serves you better than the embedded model.")
 
 
+def bundled_context_window(model: str) -> int | None:
+    """The context window (input tokens) litellm's bundled model list gives ``model`` (a bare
+    name or ``provider/name``), or None when it has none. Reads the file; never imports litellm."""
+    models = _litellm_models()
+    if not models:
+        return None
+    for key in (model, model.partition("/")[2]):
+        entry = models.get(key) if key else None
+        if isinstance(entry, dict):
+            window = entry.get("max_input_tokens") or entry.get("max_tokens")
+            if isinstance(window, int) and window > 0:
+                return window
+    return None
+
+
 def _provider_of(name: str) -> str | None:
     """The provider serving ``name``: its prefix when litellm knows it, the provider litellm's
     model list gives a bare name, ``""`` when the facts cannot be read (not checked), None when
@@ -171,4 +186,4 @@ def _litellm_providers() -> frozenset[str] | None:
     return names if len(names) > 20 else None  # a format we do not recognise: do not guess
 
 
-__all__ = ["KEY_VARIABLES", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]
+__all__ = ["KEY_VARIABLES", "bundled_context_window", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]

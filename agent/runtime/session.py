@@ -309,6 +309,10 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
 
 
 def scripted_info(model: str) -> ModelInfo:
-    """Model facts for scripted runs without importing litellm: reasoning models by name."""
+    """Model facts for scripted runs without importing litellm: reasoning models by name, the
+    context window from litellm's bundled model list (``preflight.bundled_context_window``)."""
+    from ..providers.preflight import bundled_context_window
+
     reasoning = any(key in model for key in ("o1", "o3", "o4", "deepseek-r", "reasoner", "claude-sonnet-4", "claude-opus-4"))
-    return ModelInfo(model, None, supports_reasoning=reasoning, supports_tools=True, known=False)
+    window = bundled_context_window(model)  # litellm's bundled list, read as a file: the meter has a window
+    return ModelInfo(model, window, supports_reasoning=reasoning, supports_tools=True, known=window is not None)
