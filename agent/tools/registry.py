@@ -205,6 +205,9 @@ class ToolRegistry:
                 raise TypeError(f"{tool.name}.run returned {type(output).__name__}, not ToolOutput")
         except ToolError as exc:
             return ToolOutput(text=_sanitize(str(exc) or type(exc).__name__), is_error=True)
+        except OSError as exc:  # the system refused (a name too long, a full disk): not a bug of ours
+            where = f" ({_sanitize(str(exc.filename))})" if exc.filename else ""
+            return ToolOutput(text=f"{tool.name} failed: {exc.strerror or exc}{where}", is_error=True)
         except Exception as exc:  # noqa: BLE001 - the loop must survive tool bugs
             return ToolOutput(
                 text=f"tool {tool.name} failed with an internal error: {type(exc).__name__}: {exc}",

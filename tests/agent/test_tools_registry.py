@@ -191,3 +191,11 @@ def test_think_is_a_no_op(registry, ctx):
 def test_duplicate_names_are_rejected():
     with pytest.raises(ValueError):
         ToolRegistry(default_tools(include_think=False) + default_tools(include_think=False))
+
+
+def test_a_system_refusal_is_a_plain_error_not_an_internal_one(tmp_path):
+    ctx = ToolContext(workspace=tmp_path.resolve(), output_dir=tmp_path / "out")
+    registry = ToolRegistry(default_tools(include_think=False))
+    name = "x" * 300  # longer than a file name may be
+    out = registry.execute(call("write", {"path": name, "content": "x"}), ctx)
+    assert out.is_error and "internal error" not in out.text and "File name too long" in out.text
