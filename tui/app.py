@@ -112,6 +112,10 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         #: Queued prompts sent into the running turn (Ctrl+S), until the turn adds them.
         self.steering: list[str] = []
         self._progress: Any = None  # the NoticeBlock of show_progress, while its work runs
+        from .attention import Attention, driver_writer
+
+        #: Calls the user back (bell / OSC 9) when a long turn ends or a prompt waits unseen.
+        self.attention = Attention(driver_writer(self), session.settings.notify if session is not None else "bell")
         #: Prompts (and commands) submitted before the session was open; run once it is.
         self._early_prompts: list[str] = []
         self._last_ctrl_c = 0.0
@@ -248,6 +252,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         await conversation.add(UserBlock(text))
         conversation.follow()
         self.runner.start_turn(text)
+        self.attention.turn_started_now()
         self.main_screen.query_one(StatusBar).activity = "working..."
 
     async def show_notice(self, message: str, kind: str = "notice") -> None:
@@ -283,6 +288,12 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         conversation that is going away (Textual would raise ``MountError``)."""
         return self.return_code is not None or not self.is_running or not self.screen_stack
 
+    def on_app_focus(self) -> None:
+        self.attention.focused = True
+
+    def on_app_blur(self) -> None:
+        self.attention.focused = False
+
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
         assert self.handler is not None
         if self.closing:
@@ -302,6 +313,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
             await self.handler.close_open_blocks()
         self.runner.turn_ended()
         self.main_screen.query_one(StatusBar).activity = ""
+        self.attention.turn_ended()
         await self._end_progress()
         if self.steering:  # the turn stopped before taking them: they run as turns of their own
             self.queued[:0], self.steering = self.steering, []

@@ -80,6 +80,7 @@ class SessionLifecycleMixin:
                                     sidebar=self.main_screen.query_one(Sidebar))
         status.model = self.session.model
         status.embedded = self.is_embedded
+        self.attention.mode = self.session.settings.notify
         status.permission_mode = mode_text(self.session.settings.permission_mode)
         from .widgets.context_meter import ContextMeter
 

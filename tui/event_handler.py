@@ -335,6 +335,9 @@ class EventHandler:
             return
         from .screens.permission import PermissionScreen  # first use only: keeps start-up light
 
+        attention = getattr(self.app, "attention", None)
+        if attention is not None:
+            attention.prompt_waiting()
         screen = PermissionScreen(event.tool_name, event.arguments, event.capability, event.preview,
                                   view=event.view, diff=event.diff, note=event.note)
         # Close the prompt if the loop stops waiting (turn cancelled) before the user answers.

@@ -227,6 +227,7 @@ class PlanModeController:
         conversation.follow()
         session = self.app.session
         self.app.runner.start_turn(task, run=lambda emit, cancel: session.plan_turn(task, emit, cancel))
+        self.app.attention.turn_started_now()
         self.app.main_screen.query_one(StatusBar).activity = "planning..."
 
     # -- results -----------------------------------------------------------------------------------

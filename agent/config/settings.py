@@ -150,6 +150,9 @@ class Settings(BaseSettings):
     send_reasoning: Literal["auto", "on", "off"] = Field(
         "auto", description="Send the model's reasoning back with the history. auto: when litellm says the model reasons, for deepseek/ models, and from the first reply that carries reasoning content.")
     theme: str = Field("opencli-dark", description="Textual theme name (themes/*.toml or a built-in).")
+    notify: Literal["bell", "osc9", "off"] = Field(
+        "bell", description="When the terminal is not focused and a turn of over 10 s ends or a permission prompt "
+                            "waits: ring the bell, send an OSC 9 desktop notification, or nothing (TUI only).")
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the provider's default.")
     think_tool: Literal["auto", "on", "off"] = Field(
         "auto", description="auto: offer the no-op think tool only to models without native reasoning (litellm's model info); on / off force it.")
