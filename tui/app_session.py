@@ -81,6 +81,11 @@ class SessionLifecycleMixin:
         status.model = self.session.model
         status.embedded = self.is_embedded
         self.attention.mode = self.session.settings.notify
+        from agent.config.custom_commands import load_custom_commands
+
+        from .command_table import COMMANDS_BY_NAME, set_custom_commands
+
+        set_custom_commands(load_custom_commands(self.session.workspace, frozenset(COMMANDS_BY_NAME)))
         status.permission_mode = mode_text(self.session.settings.permission_mode)
         from .widgets.context_meter import ContextMeter
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.config.custom_commands import CustomCommand
 
 
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
@@ -39,6 +43,21 @@ COMMANDS: list[Command] = [
 ]
 
 COMMANDS_BY_NAME = {c.name: c for c in COMMANDS}
+#: The custom commands of the open session's project (``agent.config.custom_commands``), by name:
+#: ``set_custom_commands`` fills it when a session opens.
+CUSTOM: dict[str, "CustomCommand"] = {}
+
+
+def set_custom_commands(commands: "list[CustomCommand]") -> None:
+    """Make ``commands`` the custom commands Tab, ``/help`` and the dispatcher know."""
+    CUSTOM.clear()
+    CUSTOM.update({c.name: c for c in commands if c.name not in COMMANDS_BY_NAME})
+
+
+def all_commands() -> list[Command]:
+    """The built-in commands, then the custom ones (``/NAME [ARGS]``, their first line)."""
+    return COMMANDS + [Command(c.name, f"/{c.name} [ARGS]", f"{c.description} (custom: {c.source.name})")
+                       for c in CUSTOM.values()]
 _ALIASES = {"exit": "quit", "q": "quit", "h": "help", "?": "help", "new": "clear"}
 
 
@@ -90,7 +109,7 @@ def complete_command(text: str) -> CommandCompletion | None:
     if match is None:
         return None
     prefix = (match.group(1) or "").lower()
-    candidates = tuple(c for c in COMMANDS if c.name.startswith(prefix))
+    candidates = tuple(c for c in all_commands() if c.name.startswith(prefix))
     if not candidates:
         return CommandCompletion(text, ())
     if len(candidates) == 1:
@@ -100,5 +119,5 @@ def complete_command(text: str) -> CommandCompletion | None:
 
 
 def command_rows() -> list[tuple[str, str]]:
-    """Return ``(usage, description)`` for every command, for the help screen."""
-    return [(c.usage, c.description) for c in COMMANDS]
+    """Return ``(usage, description)`` for every command (custom ones too), for the help screen."""
+    return [(c.usage, c.description) for c in all_commands()]

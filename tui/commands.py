@@ -9,11 +9,16 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .app import OpenCLIApp
-from .command_table import COMMANDS_BY_NAME
+from .command_table import COMMANDS_BY_NAME, CUSTOM
 
 
 async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
     """Carry out command ``name`` with ``args`` on ``app``; unknown names give a notice."""
+    if name in CUSTOM:  # a prompt kept as a file: it goes where a typed prompt goes (Plan mode plans it)
+        prompt = CUSTOM[name].prompt(args)
+        if not await app.plan_mode.on_prompt(prompt):
+            await app.send_prompt(prompt)
+        return
     if name not in COMMANDS_BY_NAME:
         await app.show_notice(f"Unknown command /{name}. Type /help for the list; start with // to send "
                               f"a message beginning with '/'.", kind="warning")
