@@ -21,7 +21,7 @@ KEYS: list[tuple[str, str]] = [
     ("Ctrl+C", "cancel the running turn; when idle, press twice to quit"),
     ("Ctrl+O", "expand or collapse the latest tool block"),
     ("Enter / Space / click", "expand or collapse the focused tool, reasoning or think block"),
-    ("v / click the badge", "open a tool's saved full output in the output viewer"),
+    ("v / click the badge", "open a tool's whole output in the output viewer"),
     ("Viewer keys", "/ search, n / N next / previous match, g / G start / end, c / C copy line / page, "
                     "q / Esc close"),
     ("c / s on a stop", "Continue / Stop after the step limit or a loop guard stopped the turn"),
