@@ -219,7 +219,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
 
     async def handle_input(self, text: str) -> None:
         """Run what the user entered: a slash command, a Plan-mode task or a prompt."""
-        from .command_table import parse_command, unescape_prompt
+        from .command_table import parse_command, shell_line, unescape_prompt
         from .commands import run_command
 
         if self.session is None:  # still opening (a fraction of a second): run it once open
@@ -234,9 +234,26 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         if command is not None:
             await run_command(self, *command)
             return
+        shell = shell_line(text)
+        if shell is not None:
+            await self.run_shell_line(shell)
+            return
         if await self.plan_mode.on_prompt(unescape_prompt(text)):  # Plan mode plans it
             return
         await self.send_prompt(unescape_prompt(text))
+
+    async def run_shell_line(self, command: str) -> None:
+        """``!command``: run it now through the bash tool (a turn or job running: say so); its block
+        shows in the conversation and the model reads it with the next prompt."""
+        if not command:
+            await self.show_notice("Type a command after the !, e.g. !git status", kind="warning")
+            return
+        session = self.session
+        if self.runner.running or not self.runner.start_job(
+                lambda emit, cancel: session.run_user_command(command, emit, cancel), name="user-command"):
+            await self.show_notice("A turn is running: run the command when it ends.", kind="warning")
+            return
+        self.main_screen.query_one(StatusBar).activity = "running your command..."
 
     async def send_prompt(self, text: str) -> None:
         """Send ``text`` to the agent now, or queue it while a turn runs."""

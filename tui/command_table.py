@@ -77,10 +77,20 @@ def parse_command(text: str) -> tuple[str, str] | None:
     return _ALIASES.get(name, name), (match.group(2) or "").strip()
 
 
-def unescape_prompt(text: str) -> str:
-    """Return the prompt to send: ``//foo`` becomes ``/foo``; other text is unchanged."""
+def shell_line(text: str) -> str | None:
+    """The command of a ``!command`` line (stripped; "" for a lone ``!``), else None. ``!!text``
+    is not a command: it is sent to the model with one ``!`` removed (``unescape_prompt``)."""
     stripped = text.strip()
-    return stripped[1:] if stripped.startswith("//") else text
+    if not stripped.startswith("!") or stripped.startswith("!!"):
+        return None
+    return stripped[1:].strip()
+
+
+def unescape_prompt(text: str) -> str:
+    """Return the prompt to send: ``//foo`` becomes ``/foo``, ``!!foo`` ``!foo``; other text is
+    unchanged."""
+    stripped = text.strip()
+    return stripped[1:] if stripped.startswith(("//", "!!")) else text
 
 
 @dataclass(frozen=True)

@@ -222,6 +222,15 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         assert self.agent is not None
         return self.plans.run_turn(self.agent, prompt, emit, cancel)
 
+    def run_user_command(self, command: str, emit: "Emit", cancel: threading.Event) -> None:
+        """Run a shell line the user typed (``!command``, see ``loop.user_command``) between turns;
+        prepares the session first if needed."""
+        self.prepare()
+        assert self.agent is not None
+        from ..loop.user_command import run_user_command
+
+        run_user_command(self.agent, command, emit, cancel)
+
     def steer(self, text: str) -> bool:
         """Send ``text`` into the running turn (``Agent.steer``); False when no turn runs."""
         return self.agent.steer(text) if self.agent is not None else False

@@ -1,0 +1,72 @@
+"""Commands the user runs themself (``!command`` in the TUI, Claude Code's bash mode).
+
+The command runs through the bash tool as a call of the user's: the same process handling, time
+limit, truncation and saved output as the model's calls, under the deny rules and the permission
+mode (read-only refuses it; in the other modes typing it is the approval). It is shown as a tool
+call (``ToolCallStarted`` / ``ToolCallFinished``, id ``user_...``), and the command with its
+output joins the conversation as one user message, so the model reads it with the next request.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TYPE_CHECKING
+
+from ..config.settings import PermissionMode
+from ..events import Emit, ToolCallFinished, ToolCallStarted, ToolResult
+from ..messages import ToolCall, UserMessage, new_id
+from ..permissions.policy import decide
+from ..tools.base import ToolOutput
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+#: How the command and its output are put to the model.
+USER_COMMAND_TEXT = "I ran this command myself:\n$ {command}\n\nIts output:\n{output}"
+
+
+def run_user_command(agent: "Agent", command: str, emit: Emit, cancel: threading.Event) -> ToolResult:
+    """Run ``command`` (a shell line the user typed) for ``agent`` between turns and add it to the
+    conversation; returns the typed result. A refused command (read-only mode, a deny rule) is
+    shown as denied and joins nothing. Never raises for a failing command."""
+    arguments = {"command": command}
+    call = ToolCall(id=f"user_{new_id()}", name="bash", arguments=json.dumps(arguments))
+    emit(ToolCallStarted(id=call.id, name="bash", arguments=arguments, view=agent.registry.view("bash", arguments)))
+    tool = agent.registry.get("bash")
+    refusal = ""
+    if tool is None:
+        refusal = "bash is not among this session's tools (the embedded model reads only)."
+    elif agent.config.permission_mode == PermissionMode.READ_ONLY:
+        refusal = "Permission denied: the permission mode is read-only, so no command runs (Ctrl+R changes it)."
+    else:
+        verdict = decide("bash", tool.capability, arguments, mode=agent.config.permission_mode,
+                         rules=agent.config.permission_rules, workspace=agent.workspace, interactive=True)
+        if verdict.access == "deny":
+            refusal = verdict.message
+    if refusal:
+        output = ToolOutput(text=refusal, is_error=True, outcome="denied")
+    else:
+        output = _run(agent, call, cancel)
+    result = output.to_result(cancelled=cancel.is_set())
+    emit(ToolCallFinished(id=call.id, name="bash", output=output.text, result=result))
+    if not refusal:
+        agent._append(UserMessage(content=USER_COMMAND_TEXT.format(command=command, output=output.text)), emit)
+    return result
+
+
+def _run(agent: "Agent", call: ToolCall, cancel: threading.Event) -> ToolOutput:
+    """The bash tool run as the loop runs it, without the permission prompt (the user typed it)."""
+    from ..context.truncation.saved_file import safe_call_id
+    from ..tools.base import ToolContext
+
+    config = agent.config
+    ctx = ToolContext(workspace=agent.workspace, output_dir=agent.output_dir, cancel=cancel,
+                      max_output_chars=config.max_output_chars, bash_timeout_s=config.bash_timeout_s,
+                      call_id=safe_call_id(call.id), env_allow=config.bash_env_allow,
+                      tool_time_limits=config.tool_time_limits,
+                      default_time_limit_s=config.tool_time_limits.get("default", 60.0))
+    return agent.registry.execute(call, ctx)
+
+
+__all__ = ["USER_COMMAND_TEXT", "run_user_command"]
