@@ -149,6 +149,40 @@ def changed_files(workspace: Path | str, *, timeout_s: float = 2.0) -> list[Chan
     return sorted(files, key=lambda f: f.path)
 
 
+#: The most files ``workspace_files`` lists.
+MAX_LISTED_FILES = 20_000
+#: Folders a listing outside git skips.
+_SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache",
+                 ".tox", "dist", "build", ".opencli", "target"}
+
+
+def workspace_files(workspace: Path | str, *, timeout_s: float = 2.0) -> list[str]:
+    """The workspace's files, relative and ``/``-separated, sorted, at most ``MAX_LISTED_FILES``:
+    in a repository the tracked and untracked files git does not ignore (``.gitignore``
+    respected), else a walk that skips dependency and cache folders. For ``@path`` completion;
+    never raises (``[]`` when nothing can be listed)."""
+    root = Path(workspace)
+    dirs = repository_dirs(root)
+    if dirs is not None:
+        try:
+            text = _run(root, time.monotonic() + timeout_s, "ls-files", "--cached", "--others",
+                        "--exclude-standard", "-z")
+            return sorted({p for p in text.split("\0") if p})[:MAX_LISTED_FILES]
+        except (_OutOfTime, _GitFailed):
+            pass
+    found: list[str] = []
+    try:
+        for folder, subdirs, files in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+            base = Path(folder).relative_to(root)
+            found.extend((base / name).as_posix() for name in files)
+            if len(found) >= MAX_LISTED_FILES:
+                break
+    except OSError:
+        pass
+    return sorted(found)[:MAX_LISTED_FILES]
+
+
 def changed_paths(workspace: Path | str, *, timeout_s: float = 2.0) -> set[str] | None:
     """The paths of ``changed_files`` (repository-relative), or None as it documents."""
     files = changed_files(workspace, timeout_s=timeout_s)
@@ -227,4 +261,4 @@ def _count_lines(path: Path) -> int | None:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-__all__ = ["ChangedFile", "RepositoryDirs", "changed_files", "changed_paths", "repository_dirs", "repository_root"]
+__all__ = ["ChangedFile", "RepositoryDirs", "workspace_files", "changed_files", "changed_paths", "repository_dirs", "repository_root"]

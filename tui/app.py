@@ -331,6 +331,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         self.runner.turn_ended()
         self.main_screen.query_one(StatusBar).activity = ""
         self.attention.turn_ended()
+        self.refresh_workspace_files()  # the turn may have made files to mention
         await self._end_progress()
         if self.steering:  # the turn stopped before taking them: they run as turns of their own
             self.queued[:0], self.steering = self.steering, []

@@ -150,6 +150,7 @@ class SessionLifecycleMixin:
 
         start_watching(self)  # external changes and git state refresh the sidebar
         self.refresh_changed_files()
+        self.refresh_workspace_files()
         if message.error:
             self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
 
@@ -166,6 +167,23 @@ class SessionLifecycleMixin:
                 self.call_from_thread(self._show_git_changes, changes)
 
         self.run_worker(ask_git, thread=True, exclusive=True, group="changed-files", exit_on_error=False)
+
+    def refresh_workspace_files(self) -> None:
+        """List the workspace's files for ``@path`` completion in a thread worker."""
+        session = self.session
+        if session is None or not session.is_prepared or self.closing:
+            return
+
+        def list_files() -> None:
+            files = session.workspace_files()
+            if not self.closing:
+                self.call_from_thread(self._set_workspace_files, files)
+
+        self.run_worker(list_files, thread=True, exclusive=True, group="workspace-files", exit_on_error=False)
+
+    def _set_workspace_files(self, files: list[str]) -> None:
+        if not self.closing:
+            self.main_screen.query_one(PromptInput).workspace_files = files
 
     def _show_git_changes(self, changes: object) -> None:
         if not self.closing:

@@ -35,7 +35,7 @@ class PlanDelegation:
         the proposed plan, or why there is none. Changes nothing in the workspace."""
         self.prepare()
         assert self.agent is not None
-        return self.plans.plan_pass(self.agent, task, emit, cancel)
+        return self.plans.plan_pass(self.agent, self.with_attachments(task, emit), emit, cancel)
 
     def execute_plan(self, plan: "Plan", emit: "Emit", cancel: threading.Event) -> "TurnFinished":
         """Approve ``plan`` (possibly edited) and carry it out in an Act turn that marks progress

@@ -220,7 +220,44 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         """Run one user turn (see ``Agent.run_turn``); prepares the session first if needed."""
         self.prepare()
         assert self.agent is not None
-        return self.plans.run_turn(self.agent, prompt, emit, cancel)
+        return self.plans.run_turn(self.agent, self.with_attachments(prompt, emit), emit, cancel)
+
+    def workspace_files(self) -> list[str]:
+        """The workspace's files for ``@path`` completion (``git_repo.workspace_files``; runs git:
+        call it off the UI thread)."""
+        from ..git_repo import workspace_files
+
+        return workspace_files(self.workspace)
+
+    def with_attachments(self, prompt: str, emit: "Emit") -> str:
+        """``prompt`` with the files its ``@path`` words name appended as the read tool returns
+        them (``loop.mentions``); a ``Notice`` says which were attached. Call after ``prepare()``."""
+        assert self.agent is not None
+        if "@" not in prompt:
+            return prompt
+        import json
+
+        from ..events import Notice
+        from ..loop.mentions import attach_mentions
+        from ..messages import ToolCall, new_id
+        from ..tools.base import ToolContext
+
+        agent = self.agent
+        ctx = ToolContext(workspace=agent.workspace, output_dir=agent.output_dir,
+                          max_output_chars=agent.config.max_output_chars)
+
+        def read(path: str) -> str | None:
+            if "read" not in agent.registry:
+                return None
+            output = agent.registry.execute(ToolCall(id=new_id("att"), name="read",
+                                                     arguments=json.dumps({"path": path})), ctx)
+            return None if output.is_error else output.text
+
+        text, attached = attach_mentions(prompt, read)
+        if attached:
+            listed = ", ".join(f"{a.path} ({a.lines} line{'s' if a.lines != 1 else ''})" for a in attached)
+            emit(Notice(message=f"Attached {listed}"))
+        return text
 
     def run_user_command(self, command: str, emit: "Emit", cancel: threading.Event) -> None:
         """Run a shell line the user typed (``!command``, see ``loop.user_command``) between turns;

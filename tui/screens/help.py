@@ -35,6 +35,7 @@ KEYS: list[tuple[str, str]] = [
     ("Ctrl+T", "switch between the dark and light theme"),
     ("Ctrl+R", "next permission mode: ask → auto-edit → full-auto → read-only (status bar: perm)"),
     ("Ctrl+S", "while a turn runs: send the queued messages into it (read after its current step)"),
+    ("@path", "attach a file to the prompt (Tab completes the path, fuzzily)"),
     ("!command", "run a shell line yourself; the model reads it and its output with your next prompt"),
     ("Permission prompt", "y once, t this tool for the session, p bash prefix for the session, n deny "
                           "(reason box text goes to the model), Esc deny"),

@@ -177,13 +177,36 @@ class PromptInput(TextArea):
 
         completion = complete_command(self.text)
         if completion is None:
-            return False
+            return self.complete_mention()
         if completion.text != self.text:
             self.replace(completion.text, self.document.start, self.document.end,
                          maintain_selection_offset=False)
             self.move_cursor(self.document.end)
         if len(completion.candidates) > 1:
             self.border_subtitle = "  ".join(f"/{c.name}" for c in completion.candidates)
+            self._hint_for = completion.text
+        else:
+            self._clear_hint()
+        return True
+
+    #: The workspace's files for ``@path`` completion (set by the app when the session opens).
+    workspace_files: list[str] = []
+
+    def complete_mention(self) -> bool:
+        """Tab at the end of an ``@path`` word: complete it from ``workspace_files``
+        (``path_completion``); several matches are listed on the bottom border."""
+        from ..path_completion import MAX_LISTED, complete_mention
+
+        completion = complete_mention(self.text, self.workspace_files)
+        if completion is None:
+            return False
+        if completion.text != self.text:
+            self.replace(completion.text, self.document.start, self.document.end, maintain_selection_offset=False)
+            self.move_cursor(self.document.end)
+        if len(completion.candidates) > 1:
+            shown = completion.candidates[:MAX_LISTED]
+            more = len(completion.candidates) - len(shown)
+            self.border_subtitle = "  ".join(f"@{p}" for p in shown) + (f"  +{more}" if more > 0 else "")
             self._hint_for = completion.text
         else:
             self._clear_hint()
