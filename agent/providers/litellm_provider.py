@@ -29,6 +29,19 @@ _UNREACHABLE = re.compile(r"Connection error|Connection refused|Errno 111|Errno 
                           r"nodename nor servname|No route to host|getaddrinfo failed", re.IGNORECASE)
 
 
+def _served_models_hint(api_base: str, model: str) -> str:
+    """For a model the server at ``api_base`` does not know: the ids it lists, as the ``--model``
+    values to use (litellm's ``openai/`` prefix comes first: through a LiteLLM proxy the id
+    ``openai/NAME`` is typed ``openai/openai/NAME``)."""
+    from .preflight import server_models
+
+    ids = server_models(api_base)
+    if not ids:
+        return ""
+    shown = ", ".join(f"openai/{i}" for i in ids[:8]) + (" ..." if len(ids) > 8 else "")
+    return f"; the server at {api_base} lists: {shown} (use one with --model; {model!r} is not among them)"
+
+
 def classify_exception(exc: BaseException) -> ProviderError:
     """Map a litellm (or OpenAI-SDK style) exception to a ``ProviderError`` with one clear line,
     carrying the wait the response asked for (``retry_after_s``, seconds) when it named one."""
@@ -171,6 +184,8 @@ class LiteLLMProvider:
             error = classify_exception(exc)
             if error.kind == "network" and request.api_base:
                 error.message += f" (at {request.api_base})"
+            elif error.kind == "not_found" and request.api_base:
+                error.message += _served_models_hint(request.api_base, request.model)
             raise error from exc
 
 

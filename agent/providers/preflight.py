@@ -116,6 +116,22 @@ def ollama_hint(url: str = OLLAMA_URL, *, timeout_s: float = 0.3) -> str | None:
             f"ollama/{models[0]} here) serves you better than the embedded model.")
 
 
+def server_models(api_base: str, *, timeout_s: float = 2.0) -> list[str] | None:
+    """The model ids an OpenAI-compatible server at ``api_base`` lists (``GET {api_base}/models``),
+    or None when it does not answer that within ``timeout_s`` seconds. Never raises."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{api_base.rstrip('/')}/models", timeout=timeout_s) as response:
+            data = json.loads(response.read(1_000_000))
+    except (OSError, ValueError):
+        return None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return None
+    return [str(i.get("id")) for i in items if isinstance(i, dict) and i.get("id")]
+
+
 def bundled_context_window(model: str) -> int | None:
     """The context window (input tokens) litellm's bundled model list gives ``model`` (a bare
     name or ``provider/name``), or None when it has none. Reads the file; never imports litellm."""
@@ -186,4 +202,4 @@ def _litellm_providers() -> frozenset[str] | None:
     return names if len(names) > 20 else None  # a format we do not recognise: do not guess
 
 
-__all__ = ["KEY_VARIABLES", "bundled_context_window", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]
+__all__ = ["KEY_VARIABLES", "bundled_context_window", "server_models", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]

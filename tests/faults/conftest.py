@@ -81,13 +81,13 @@ def fault_run(tmp_path, capsys, monkeypatch, isolated_env) -> Callable[..., Faul
     servers: list[FakeServer] = []
 
     def run(script: list[Reply], *, env: dict[str, str] | None = None, model: str = "openai/fake",
-            task: str = "look at a.py") -> FaultRun:
+            task: str = "look at a.py", models: list[str] | None = None) -> FaultRun:
         for key, value in (env or {}).items():
             monkeypatch.setenv(key, value)
         ws = tmp_path / "ws"
         ws.mkdir(exist_ok=True)
         (ws / "a.py").write_text("x = 1\n")
-        server = FakeServer(script).start()
+        server = FakeServer(script, models=models).start()
         servers.append(server)
         capsys.readouterr()
         code = main(["run", task, "--output-format", "json", "--model", model, "--api-base", server.url,

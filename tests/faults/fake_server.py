@@ -88,8 +88,10 @@ def error_reply(status: int, message: str, *, code: str | None = None, err_type:
 class FakeServer:
     """The server; ``url`` is its ``/v1`` base. Use as a context manager (``stop`` on exit)."""
 
-    def __init__(self, script: list[Reply]) -> None:
+    def __init__(self, script: list[Reply], models: list[str] | None = None) -> None:
+        """``models``: the ids ``GET /v1/models`` lists (none: that path is a 404)."""
         self.script = list(script)
+        self.models = models
         self.requests: list[tuple[float, dict[str, Any]]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -100,6 +102,20 @@ class FakeServer:
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                if server.models is None or not self.path.rstrip("/").endswith("/models"):
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+                data = body.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 length = int(self.headers.get("Content-Length") or 0)

@@ -195,3 +195,13 @@ def test_fault_reasoning_not_sent_back_when_configured_off(fault_run):
     assistant = next(m for m in second if m["role"] == "assistant")
     assert "reasoning_content" not in assistant
     assert json.dumps(second).count("I should read") == 0
+
+
+def test_fault_unknown_model_at_a_server_lists_the_ids_it_serves(fault_run):
+    missing = error_reply(404, "The model `fake` does not exist", err_type="invalid_request_error",
+                          code="model_not_found")
+    result = fault_run([missing, missing], models=["openai/qwen3-8b", "llama-3.2"])
+    assert result.code == 1
+    assert "the server at" in result.reason_line and "openai/openai/qwen3-8b" in result.reason_line
+    assert "openai/llama-3.2" in result.reason_line
+    assert_journal_intact(result)
