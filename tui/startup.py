@@ -55,6 +55,23 @@ def _check_model(model: str, api_base: str | None, interactive: bool, notices: l
     notices.append(f"{problem.message}. In the TUI, /model NAME switches the model.")
 
 
+def _window_from_server(settings: Any, model: str, notices: list[str]) -> None:
+    """For a model litellm does not know, served at ``api_base``: the context window the server
+    says it runs it with becomes ``settings.context_window``; when it does not say, a notice
+    tells how to set it (else nothing is compacted and the meter reads "ctx unknown")."""
+    from agent.providers.preflight import bundled_context_window, server_context_window
+
+    if bundled_context_window(model) is not None:
+        return
+    window = server_context_window(settings.api_base, model)
+    if window is not None:
+        settings.context_window = window
+        return
+    notices.append(f"The context window of {model} is unknown (litellm does not know the model and the server "
+                   "does not say): set context_window in the config or OPENCLI_CONTEXT_WINDOW, else nothing is "
+                   "compacted and the meter reads 'ctx unknown'.")
+
+
 def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
     """Load the settings and build the session for ``request``.
 
@@ -78,6 +95,8 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
         settings = load_settings(request.workspace, flags, notices)
         if request.replay is None and not request.resume:
             _check_model(request.model or settings.resolved_model(), settings.api_base, request.interactive, notices)
+        if request.replay is None and settings.api_base and not settings.context_window:
+            _window_from_server(settings, request.model or settings.resolved_model(), notices)
         session = build_session(request.workspace, settings, replay=request.replay,
                                 replay_log=request.replay_log, interactive=request.interactive,
                                 resume=request.resume, model=request.model,

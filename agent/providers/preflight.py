@@ -132,6 +132,37 @@ def server_models(api_base: str, *, timeout_s: float = 2.0) -> list[str] | None:
     return [str(i.get("id")) for i in items if isinstance(i, dict) and i.get("id")]
 
 
+def server_context_window(api_base: str, model: str, *, timeout_s: float = 2.0) -> int | None:
+    """The context window (tokens) an OpenAI-compatible server says it runs ``model`` with, or
+    None when it does not say: vLLM's ``max_model_len`` and llama.cpp's ``meta.n_ctx_train`` in
+    ``GET /models``, else llama.cpp's ``GET /props`` (``default_generation_settings.n_ctx``).
+    Never raises."""
+    import urllib.request
+
+    def get(url: str) -> object:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as response:
+                return json.loads(response.read(1_000_000))
+        except (OSError, ValueError):
+            return None
+
+    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    base = api_base.rstrip("/")
+    listing = get(f"{base}/models")
+    items = listing.get("data") if isinstance(listing, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or (item.get("id") != name and len(items) > 1):
+            continue
+        meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
+        for value in (item.get("max_model_len"), item.get("context_length"), meta.get("n_ctx"), meta.get("n_ctx_train")):
+            if isinstance(value, int) and value > 0:
+                return value
+    props = get(f"{base.removesuffix('/v1')}/props")
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    value = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return value if isinstance(value, int) and value > 0 else None
+
+
 def bundled_context_window(model: str) -> int | None:
     """The context window (input tokens) litellm's bundled model list gives ``model`` (a bare
     name or ``provider/name``), or None when it has none. Reads the file; never imports litellm."""
@@ -202,4 +233,4 @@ def _litellm_providers() -> frozenset[str] | None:
     return names if len(names) > 20 else None  # a format we do not recognise: do not guess
 
 
-__all__ = ["KEY_VARIABLES", "bundled_context_window", "server_models", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]
+__all__ = ["KEY_VARIABLES", "bundled_context_window", "server_context_window", "server_models", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]

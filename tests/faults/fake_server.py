@@ -92,6 +92,7 @@ class FakeServer:
         """``models``: the ids ``GET /v1/models`` lists (none: that path is a 404)."""
         self.script = list(script)
         self.models = models
+        self.model_meta: dict[str, Any] = {}  # extra fields of each /models entry (max_model_len...)
         self.requests: list[tuple[float, dict[str, Any]]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -109,7 +110,8 @@ class FakeServer:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model", **server.model_meta}
+                                                              for m in server.models]})
                 data = body.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

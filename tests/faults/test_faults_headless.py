@@ -205,3 +205,27 @@ def test_fault_unknown_model_at_a_server_lists_the_ids_it_serves(fault_run):
     assert "the server at" in result.reason_line and "openai/openai/qwen3-8b" in result.reason_line
     assert "openai/llama-3.2" in result.reason_line
     assert_journal_intact(result)
+
+
+def test_a_local_servers_context_window_is_asked_of_it(tmp_path, capsys, monkeypatch, isolated_env):
+    """litellm does not know a local model's window: the server's /models entry says it (vLLM's
+    max_model_len, llama.cpp's meta.n_ctx_train), and context_usage carries it; a server that
+    does not say gets a notice naming the setting."""
+    import json as _json
+
+    from tests.faults.fake_server import FakeServer, text_reply
+    from tui.cli import main
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeServer([text_reply("hi")], models=["local-model"]) as server:
+        server.model_meta = {"max_model_len": 8192}
+        assert main(["run", "hi", "--output-format", "json", "--model", "openai/local-model",
+                     "--api-base", server.url, "-C", str(ws)]) == 0
+    events = [_json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert [e["window_tokens"] for e in events if e["type"] == "context_usage"][-1] == 8192
+    with FakeServer([text_reply("hi")]) as server:
+        assert main(["run", "hi", "--output-format", "json", "--model", "openai/local-model",
+                     "--api-base", server.url, "-C", str(ws)]) == 0
+    out, err = capsys.readouterr()
+    assert "context window of openai/local-model is unknown" in out + err and "OPENCLI_CONTEXT_WINDOW" in out + err
