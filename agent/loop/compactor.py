@@ -151,7 +151,7 @@ class Compactor:
             return None
         if not over_limit and self._failed_at is not None and tokens < self._failed_at + RETRY_GROWTH * window:
             return None
-        done = self.compact(None, emit, cancel, thrash=recent)
+        done = self.compact(None, emit, cancel, thrash=recent, quiet_when_nothing=True)
         self._failed_at = None if done is not None else tokens
         return done
 
@@ -181,7 +181,8 @@ class Compactor:
     def compact(self, focus: str | None, emit: Emit, cancel: threading.Event | None = None, *,
                 thrash: bool = False, min_saving: float = 0.05, summarize: bool = True,
                 target_tokens: int | None = None, keep_last: int | None = None,
-                fallback_digest: bool = False, digest_only: bool = False) -> CompactionDone | None:
+                fallback_digest: bool = False, digest_only: bool = False,
+                quiet_when_nothing: bool = False) -> CompactionDone | None:
         """Compact the view now; returns the emitted ``CompactionDone``, or ``None`` after a notice.
 
         ``focus``: what the summary should keep (``/compact focus``). ``thrash``: this
@@ -191,8 +192,9 @@ class Compactor:
         ``keep_last``: the least messages kept verbatim (default ``keep_last_messages``; the hard
         limit passes 2). ``fallback_digest``: a failed summary call is replaced by a list of the
         older steps built by code (``compaction.digest_summary``) instead of leaving the view
-        unchanged. ``digest_only``: make no summary call, use the digest. Never raises for model
-        errors.
+        unchanged. ``digest_only``: make no summary call, use the digest. ``quiet_when_nothing``:
+        no notice when there is nothing to compact (an automatic compaction nobody asked for).
+        Never raises for model errors.
         """
         agent = self.agent
         cancel = cancel or threading.Event()
@@ -226,7 +228,8 @@ class Compactor:
             count_text=budget.text_tokens, fallback_digest=fallback_digest)
         self.last = result
         if not result.ok:
-            emit(Notice(message=result.notice))
+            if not (quiet_when_nothing and not result.summarized_ids and result.notice.startswith("Nothing to compact")):
+                emit(Notice(message=result.notice))
             return None
         originals = {id(m) for m in view}
         self.compacted, self.mark = list(result.view), len(agent.history)

@@ -264,3 +264,15 @@ def test_the_plan_is_in_the_context_once_with_its_current_step_states(tmp_path):
     text = "\n".join(m.get("content") or "" for m in after[0].messages)
     assert text.count("Read the loader") == 1 and "[x] Read the loader" in text
     assert PLAN_PROMPT_STAND_IN in text or "[ ] Read the loader" not in text
+
+
+def test_an_automatic_compaction_with_nothing_to_compact_says_nothing(tmp_path):
+    """At the threshold with a conversation shorter than the kept tail (a small window), the
+    automatic pass finds nothing to compact: no notice nobody asked for; /compact still says it."""
+    session, _ = make(tmp_path, [{"content": "short answer"}], window=4600, threshold=0.05, keep_tail_fraction=0.9)
+    rec = Recorder()
+    session.run_turn("what is this?", rec, threading.Event())
+    assert not any("Nothing to compact" in n.message for n in rec.of(Notice))
+    asked = Recorder()
+    session.compact(None, asked, threading.Event())
+    assert any("Nothing to compact" in n.message for n in asked.of(Notice))
