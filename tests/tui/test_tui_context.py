@@ -435,3 +435,12 @@ class TestInspectorUnits:
         assert "stubbed 1" in header and "Pinned by code: task, test state, changed files" in header
         assert "thrash" not in header and "thrash" in header_text(second)
 
+
+
+def test_the_inspector_reflows_hard_wrapped_prose_but_keeps_code_and_lists():
+    from tui.screens.compaction_entries import reflow
+
+    text = ("Fix the add function so\nthat it adds.\n\n- one\n- two\n\n```\nx = 1\n\ny = 2\n```\n\n"
+            "     1\tdef add(a, b):\n     2\t    return a - b")
+    assert reflow(text) == ("Fix the add function so that it adds.\n\n- one\n- two\n\n```\nx = 1\n\ny = 2\n```\n\n"
+                            "     1\tdef add(a, b):\n     2\t    return a - b")

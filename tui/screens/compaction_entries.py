@@ -5,6 +5,8 @@ it), and the text helpers format them (list lines, headers, records)."""
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,6 +210,26 @@ def who(message: dict[str, Any] | None) -> str:
     return f"tool:{message.get('name')}" if role == "tool" and message.get("name") else role
 
 
+_NOT_PROSE = re.compile(r"^(\s|[-*+>|#`]|\d+[.)]\s|\[)")
+
+
+def reflow(text: str) -> str:
+    """``text`` with its hard-wrapped prose paragraphs joined into one line each, so a narrow
+    pane wraps them whole (no orphan words); paragraphs (blank-line separated) stay apart, and
+    code, lists, tables, quotes, headings and indented lines keep their line breaks."""
+    out: list[str] = []
+    in_fence = False
+    for paragraph in re.split(r"\n\s*\n", text):
+        lines = paragraph.split("\n")
+        fences = sum(line.lstrip().startswith("```") for line in lines)
+        if in_fence or fences or len(lines) < 2 or any(_NOT_PROSE.match(line) for line in lines):
+            out.append(paragraph)
+        else:
+            out.append(" ".join(line.strip() for line in lines))
+        in_fence ^= fences % 2 == 1
+    return "\n\n".join(out)
+
+
 def format_record(message: dict[str, Any] | None, *, empty: str = "(nothing)") -> str:
     """A readable rendering of one message record: a header of its fields, then its text."""
     if not message:
@@ -220,10 +242,10 @@ def format_record(message: dict[str, Any] | None, *, empty: str = "(nothing)") -
     for call in message.get("tool_calls") or []:
         lines.append(f"tool call: {call.get('name', '?')} {call.get('arguments', '')}")
     if message.get("reasoning_content"):
-        lines += ["", "reasoning:", str(message["reasoning_content"])]
+        lines += ["", "reasoning:", reflow(str(message["reasoning_content"]))]
     content = message.get("content")
     if content:
-        lines += ["", str(content)]
+        lines += ["", reflow(str(content))]
     return "\n".join(lines)
 
 
