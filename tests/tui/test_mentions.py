@@ -43,8 +43,10 @@ async def test_a_mentioned_file_goes_with_the_prompt(make_app, workspace, ui) ->
         prompt = app.query_one(PromptInput)
         await ui.wait_for(pilot, lambda: "calc.py" in prompt.workspace_files, what="the file list")
         prompt.focus()
-        await pilot.press(*"why @cal", "tab")
-        assert prompt.text == "why @calc.py "
+        await pilot.press(*"why @cal")
+        assert "@calc.py" in prompt.border_subtitle, "the matches show as you type"
+        await pilot.press("tab")
+        assert prompt.text == "why @calc.py " and not prompt.border_subtitle
         await pilot.press("enter")
         await ui.wait_turn(pilot, app)
         content = provider.requests[0].messages[-1]["content"]

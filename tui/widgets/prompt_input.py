@@ -218,9 +218,24 @@ class PromptInput(TextArea):
             self.border_subtitle = ""
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        """Drop the completion hint once the text differs from what it was shown for."""
+        """Drop the completion hint once the text differs from what it was shown for; while an
+        ``@path`` word is typed at the end, list the files it matches (Tab picks)."""
         if self._hint_for is not None and self.text != self._hint_for:
             self._clear_hint()
+        self._hint_mentions()
+
+    def _hint_mentions(self) -> None:
+        if not self.workspace_files or "@" not in self.text:
+            return
+        from ..path_completion import MAX_LISTED, complete_mention
+
+        completion = complete_mention(self.text, self.workspace_files)
+        if completion is None or not completion.candidates or completion.candidates == (self.text,):
+            return
+        shown = completion.candidates[:MAX_LISTED]
+        more = len(completion.candidates) - len(shown)
+        self.border_subtitle = "Tab: " + "  ".join(f"@{p}" for p in shown) + (f"  +{more}" if more > 0 else "")
+        self._hint_for = self.text
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
