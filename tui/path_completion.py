@@ -4,7 +4,8 @@
 ``@``, the files whose path holds the typed letters in order (case ignored) are the candidates,
 best first: the file name starting with them, then holding them in one piece, then in order
 anywhere; shorter paths first. One candidate (or a typed path that is a file) completes to
-``@path `` (with a space); several extend the word to their common start and are listed.
+``@path `` (with a space); several extend the word to their common start when they share more
+than was typed, else Tab picks the best; the others are listed.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def complete_mention(text: str, files: Sequence[str]) -> MentionCompletion | Non
     common = os.path.commonprefix(list(candidates))
     if len(common) > len(typed) and common.lower().startswith(key):
         return MentionCompletion(start + common, candidates)
-    return MentionCompletion(text, candidates)
+    return MentionCompletion(f"{start}{candidates[0]} ", candidates)  # Tab picks the best match
 
 
 __all__ = ["MAX_LISTED", "MentionCompletion", "complete_mention"]

@@ -24,7 +24,7 @@ def test_attaching_reads_each_file_and_leaves_the_others():
 
 
 def test_tab_completion_is_fuzzy_and_ranks_names_first():
-    assert complete_mention("fix @calc", FILES).text == "fix @calc"  # calc.py, src/calculator, tests/test_calc
+    assert complete_mention("fix @calc", FILES).text == "fix @calc.py "  # the best of three: Tab picks it
     assert complete_mention("fix @calc", FILES).candidates[0] == "calc.py"
     assert complete_mention("fix @core", FILES).text == "fix @src/calculator/core.py "
     assert complete_mention("fix @tstcalc", FILES).text == "fix @tests/test_calc.py "
