@@ -59,7 +59,8 @@ def _window_from_server(settings: Any, model: str, notices: list[str]) -> None:
     """For a model litellm does not know, served at ``api_base``: the context window the server
     says it runs it with becomes ``settings.context_window``; when it does not say, a notice
     tells how to set it (else nothing is compacted and the meter reads "ctx unknown")."""
-    from agent.providers.preflight import bundled_context_window, server_context_window
+    from agent.providers.preflight import bundled_context_window
+    from agent.providers.server_probe import server_context_window
 
     if bundled_context_window(model) is not None:
         return
@@ -112,7 +113,7 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
             session.close()
             raise
     if request.replay is None and session.is_embedded:
-        from agent.providers.preflight import ollama_hint
+        from agent.providers.server_probe import ollama_hint
 
         hint = ollama_hint()  # 0.3 s at most, in the start worker (the TUI has painted)
         if hint:

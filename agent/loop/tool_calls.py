@@ -97,14 +97,19 @@ class ToolCallsMixin:
         return self.reminders.on_tool_result(call.name, tool.capability.value if tool else None, args,
                                              output.is_error)
 
+    def tool_context(self, call_id: str, cancel: threading.Event | None = None) -> ToolContext:
+        """The ``ToolContext`` a call with id ``call_id`` runs in: this agent's workspace, saved
+        output folder and limits; ``cancel`` (default: a new event, never set) stops it."""
+        config = self.config
+        return ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel or threading.Event(),
+                           max_output_chars=config.max_output_chars, bash_timeout_s=config.bash_timeout_s,
+                           call_id=safe_call_id(call_id), env_allow=config.bash_env_allow,
+                           tool_time_limits=config.tool_time_limits,
+                           default_time_limit_s=config.tool_time_limits.get("default", 60.0))
+
     def _execute(self, call: ToolCall, reply: AssistantMessage, emit: Emit,
                  cancel: threading.Event) -> ToolOutput:
-        ctx = ToolContext(workspace=self.workspace, output_dir=self.output_dir, cancel=cancel,
-                          max_output_chars=self.config.max_output_chars,
-                          bash_timeout_s=self.config.bash_timeout_s, call_id=safe_call_id(call.id),
-                          env_allow=self.config.bash_env_allow,
-                          tool_time_limits=self.config.tool_time_limits,
-                          default_time_limit_s=self.config.tool_time_limits.get("default", 60.0))
+        ctx = self.tool_context(call.id, cancel)
         tool = self.registry.get(call.name)
         refusal = self._capability_refusal(call.name, tool)
         if refusal:

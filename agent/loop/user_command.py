@@ -57,16 +57,7 @@ def run_user_command(agent: "Agent", command: str, emit: Emit, cancel: threading
 
 def _run(agent: "Agent", call: ToolCall, cancel: threading.Event) -> ToolOutput:
     """The bash tool run as the loop runs it, without the permission prompt (the user typed it)."""
-    from ..context.truncation.saved_file import safe_call_id
-    from ..tools.base import ToolContext
-
-    config = agent.config
-    ctx = ToolContext(workspace=agent.workspace, output_dir=agent.output_dir, cancel=cancel,
-                      max_output_chars=config.max_output_chars, bash_timeout_s=config.bash_timeout_s,
-                      call_id=safe_call_id(call.id), env_allow=config.bash_env_allow,
-                      tool_time_limits=config.tool_time_limits,
-                      default_time_limit_s=config.tool_time_limits.get("default", 60.0))
-    return agent.registry.execute(call, ctx)
+    return agent.registry.execute(call, agent.tool_context(call.id, cancel))
 
 
 __all__ = ["USER_COMMAND_TEXT", "run_user_command"]

@@ -33,7 +33,7 @@ def _served_models_hint(api_base: str, model: str) -> str:
     """For a model the server at ``api_base`` does not know: the ids it lists, as the ``--model``
     values to use (litellm's ``openai/`` prefix comes first: through a LiteLLM proxy the id
     ``openai/NAME`` is typed ``openai/openai/NAME``)."""
-    from .preflight import server_models
+    from .server_probe import server_models
 
     ids = server_models(api_base)
     if not ids:

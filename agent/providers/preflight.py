@@ -8,8 +8,7 @@ facts litellm ships without importing it: its bundled model list
 ``litellm/types/utils.py`` as text). Where a file is missing or its format changed, that check is
 skipped: the first request then reports the problem, as before.
 
-``ollama_hint()`` offers a local Ollama server (its default port answering) to a user about to
-run the embedded model.
+Asking a running server (Ollama, an ``--api-base``) is ``server_probe``.
 
 The key variables per provider are the ones litellm reads (``OPENAI_API_KEY``...). With an
 ``api_base`` (a local or self-hosted server) no key is required and any model name is allowed.
@@ -82,87 +81,6 @@ def model_problem(model: str, *, api_base: str | None = None,
     return None
 
 
-#: Where Ollama listens by default.
-OLLAMA_URL = "http://127.0.0.1:11434"
-
-
-def ollama_models(url: str = OLLAMA_URL, *, timeout_s: float = 0.3) -> list[str] | None:
-    """The model names an Ollama server at ``url`` lists (``GET /api/tags``), or None when no
-    server answers there within ``timeout_s`` seconds or the answer is not Ollama's. Local only
-    (loopback by default); never raises."""
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"{url.rstrip('/')}/api/tags", timeout=timeout_s) as response:
-            data = json.loads(response.read(1_000_000))
-    except (OSError, ValueError):
-        return None
-    models = data.get("models") if isinstance(data, dict) else None
-    if not isinstance(models, list):
-        return None
-    return [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("name")]
-
-
-def ollama_hint(url: str = OLLAMA_URL, *, timeout_s: float = 0.3) -> str | None:
-    """A one-line hint to use the Ollama server that answers at ``url`` instead of the embedded
-    model (with the ``--model`` to type), or None when none answers."""
-    models = ollama_models(url, timeout_s=timeout_s)
-    if models is None:
-        return None
-    if not models:
-        return f"An Ollama server answers at {url}: `ollama pull qwen3`, then --model ollama/qwen3 serves you better."
-    shown = ", ".join(models[:3]) + (" ..." if len(models) > 3 else "")
-    return (f"An Ollama server answers at {url} with {shown}: --model ollama/{models[0]} (or /model "
-            f"ollama/{models[0]} here) serves you better than the embedded model.")
-
-
-def server_models(api_base: str, *, timeout_s: float = 2.0) -> list[str] | None:
-    """The model ids an OpenAI-compatible server at ``api_base`` lists (``GET {api_base}/models``),
-    or None when it does not answer that within ``timeout_s`` seconds. Never raises."""
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"{api_base.rstrip('/')}/models", timeout=timeout_s) as response:
-            data = json.loads(response.read(1_000_000))
-    except (OSError, ValueError):
-        return None
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return None
-    return [str(i.get("id")) for i in items if isinstance(i, dict) and i.get("id")]
-
-
-def server_context_window(api_base: str, model: str, *, timeout_s: float = 2.0) -> int | None:
-    """The context window (tokens) an OpenAI-compatible server says it runs ``model`` with, or
-    None when it does not say: vLLM's ``max_model_len`` and llama.cpp's ``meta.n_ctx_train`` in
-    ``GET /models``, else llama.cpp's ``GET /props`` (``default_generation_settings.n_ctx``).
-    Never raises."""
-    import urllib.request
-
-    def get(url: str) -> object:
-        try:
-            with urllib.request.urlopen(url, timeout=timeout_s) as response:
-                return json.loads(response.read(1_000_000))
-        except (OSError, ValueError):
-            return None
-
-    name = model.split("/", 1)[1] if model.startswith("openai/") else model
-    base = api_base.rstrip("/")
-    listing = get(f"{base}/models")
-    items = listing.get("data") if isinstance(listing, dict) else None
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict) or (item.get("id") != name and len(items) > 1):
-            continue
-        meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
-        for value in (item.get("max_model_len"), item.get("context_length"), meta.get("n_ctx"), meta.get("n_ctx_train")):
-            if isinstance(value, int) and value > 0:
-                return value
-    props = get(f"{base.removesuffix('/v1')}/props")
-    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
-    value = settings.get("n_ctx") if isinstance(settings, dict) else None
-    return value if isinstance(value, int) and value > 0 else None
-
-
 def bundled_context_window(model: str) -> int | None:
     """The context window (input tokens) litellm's bundled model list gives ``model`` (a bare
     name or ``provider/name``), or None when it has none. Reads the file; never imports litellm."""
@@ -233,4 +151,4 @@ def _litellm_providers() -> frozenset[str] | None:
     return names if len(names) > 20 else None  # a format we do not recognise: do not guess
 
 
-__all__ = ["KEY_VARIABLES", "bundled_context_window", "server_context_window", "server_models", "LOCAL_PROVIDERS", "ModelProblem", "OLLAMA_URL", "model_problem", "ollama_hint", "ollama_models"]
+__all__ = ["KEY_VARIABLES", "LOCAL_PROVIDERS", "ModelProblem", "bundled_context_window", "model_problem"]

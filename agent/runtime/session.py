@@ -240,17 +240,14 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
         from ..events import Notice
         from ..loop.mentions import attach_mentions
         from ..messages import ToolCall, new_id
-        from ..tools.base import ToolContext
 
         agent = self.agent
-        ctx = ToolContext(workspace=agent.workspace, output_dir=agent.output_dir,
-                          max_output_chars=agent.config.max_output_chars)
 
         def read(path: str) -> str | None:
             if "read" not in agent.registry:
                 return None
-            output = agent.registry.execute(ToolCall(id=new_id("att"), name="read",
-                                                     arguments=json.dumps({"path": path})), ctx)
+            call = ToolCall(id=new_id("att"), name="read", arguments=json.dumps({"path": path}))
+            output = agent.registry.execute(call, agent.tool_context(call.id))
             return None if output.is_error else output.text
 
         text, attached = attach_mentions(prompt, read)

@@ -61,7 +61,7 @@ def test_an_ollama_server_on_its_port_is_offered_with_its_models():
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    from agent.providers.preflight import ollama_hint
+    from agent.providers.server_probe import ollama_hint
 
     class Tags(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's name
