@@ -61,6 +61,13 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
     add("--resume", nargs="?", const=PICK, metavar="ID",
                         help="continue session ID or a unique prefix of it (without ID: the TUI opens a "
                              "session picker; run lists recent sessions and exits 2)")
+    # The session's budget (sub-agents included) and its log.
+    add("--max-cost", type=float, metavar="USD",
+        help="stop once the session's model calls cost this many US dollars (exit 6 in run)")
+    add("--max-tokens", type=int, metavar="N",
+        help="stop once the session's model calls used N tokens, prompt + completion (exit 6 in run)")
+    add("--debug", action="store_true",
+        help="run: also print each session log record (model and tool calls...) to stderr, one line each")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +96,9 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_turns": args.max_turns,
         "permission_mode": args.permission_mode,
         "compaction": {"mode": args.compaction} if args.compaction else None,
+        "budget": {key: value for key, value in (("max_cost_usd", getattr(args, "max_cost", None)),
+                                                  ("max_tokens", getattr(args, "max_tokens", None)))
+                   if value is not None} or None,
     }
 
 
@@ -195,7 +205,7 @@ def _main(argv: Sequence[str] | None) -> int:
         install_headless_handlers()
         try:
             return run_headless(session, args.task, output_format=args.output_format, notices=notices,
-                                plan=args.plan, execute_plan=args.yes)
+                                plan=args.plan, execute_plan=args.yes, debug=args.debug)
         finally:
             session.close()  # releases the journal lock
 
