@@ -151,9 +151,9 @@ def stats_rows(stats: SessionStats) -> list[tuple[str, str]]:
         tokens_in += f" ({stats.cached_prompt_tokens:,} cached)"
     rows = [("turns", str(stats.turns)), ("model calls", calls), ("tokens in", tokens_in),
             ("tokens out", f"{stats.completion_tokens:,}"), ("cost", cost),
-            ("time in model", _seconds(stats.model_time_s)),
-            ("time in tools", f"{_seconds(stats.tool_time_s)} ({stats.tool_calls} call{'s' if stats.tool_calls != 1 else ''})"),
-            ("compactions", f"{stats.compactions} ({stats.tokens_saved:,} tokens saved)" if stats.compactions else "0")]
+            ("model time", _seconds(stats.model_time_s)),
+            ("tool time", f"{_seconds(stats.tool_time_s)} ({stats.tool_calls} call{'s' if stats.tool_calls != 1 else ''})"),
+            ("compactions", f"{stats.compactions} (-{stats.tokens_saved:,} tokens)" if stats.compactions else "0")]
     if stats.estimated_calls:
         rows.insert(4, ("estimated", f"{stats.estimated_calls} call{'s' if stats.estimated_calls != 1 else ''} (no usage reported)"))
     if stats.subagents:

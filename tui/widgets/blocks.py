@@ -309,7 +309,7 @@ STOP_TEXT = {
     "stuck": "■ Stopped: the agent was repeating itself",
     "cancelled": "■ Cancelled by you",
     "error": "■ Stopped by an error",
-    "budget": "■ Stopped: the session's budget is spent",
+    "budget": "■ Stopped",  # the detail names the limit: "budget reached: ..."
 }
 
 

@@ -14,6 +14,10 @@ from rich.text import Text
 from textual.widget import Widget
 
 
+def _cut(value: str, room: int) -> str:
+    return value if len(value) <= room else value[:room - 1] + "…"
+
+
 def stats_text(stats: Any | None, width: int) -> Text:
     """The figures of ``stats`` (a ``SessionStats``) as label/value lines cut to ``width``
     cells, then the slowest tool calls; "no model call yet" for None or an empty session."""
@@ -25,12 +29,18 @@ def stats_text(stats: Any | None, width: int) -> Text:
         return text
     rows = stats_rows(stats)
     pad = min(max(len(label) for label, _ in rows), 14)
+    room = max(width - pad - 1, 4)
     for i, (label, value) in enumerate(rows):
         if i:
             text.append("\n")
         text.append(f"{label:<{pad}} ", style="dim")
-        room = max(width - pad - 1, 4)
-        text.append(value if len(value) <= room else value[:room - 1] + "…")
+        head, paren, rest = value.partition(" (")
+        if len(value) > room and paren:  # "3,300 (900 cached)": the detail goes on its own line
+            text.append(_cut(head, room))
+            text.append("\n" + " " * (pad + 1))
+            text.append(_cut("(" + rest, room), style="dim")
+        else:
+            text.append(_cut(value, room))
     slow = slowest_rows(stats, max(width - 9, 8))
     if slow:
         text.append("\nslowest tools", style="bold")
