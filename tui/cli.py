@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     sessions = sub.add_parser("sessions", help="list this project's saved sessions (id, date, size, first prompt)")
     sessions.add_argument("--delete", metavar="ID", help="delete this session (its journal and saved outputs)")
     sessions.add_argument("-C", dest="cwd", type=Path, default=argparse.SUPPRESS, help="the project folder")
+    sessions.add_argument("action", nargs="?", choices=["stats"],
+                          help="stats [ID]: the figures of session ID (default: the latest) from its session log")
+    sessions.add_argument("ref", nargs="?", metavar="ID", help="with stats: the session id or a unique prefix")
     return parser
 
 
@@ -182,6 +185,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"opencli-tui: error: workspace {workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
 
+    if args.command == "sessions" and getattr(args, "action", None) == "stats":
+        from .sessions_cli import run_stats_command
+
+        return run_stats_command(workspace, args.ref)
     if args.command == "sessions":
         from .sessions_cli import run_sessions_command
 

@@ -165,3 +165,21 @@ def test_a_failed_attempt_is_a_model_call_of_its_own(tmp_path):
     assert failed.outcome == "error" and failed.error and failed.prompt_tokens == 0 and failed.ttft_s is None
     assert ok.outcome == "ok" and ok.prompt_tokens == 50
     assert session.agent.spending.tokens == 52
+
+
+def test_sessions_stats_prints_the_figures_of_the_latest_session(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    replay = tmp_path / "r.json"
+    replay.write_text(json.dumps([
+        {"tool_calls": [{"name": "read", "arguments": {"path": "a.py"}}], "usage": {"prompt_tokens": 1000, "completion_tokens": 50}},
+        {"content": "x is 1", "usage": {"prompt_tokens": 1100, "completion_tokens": 5}}]))
+    assert _run(ws, replay) == 0
+    session_id = json.loads(capsys.readouterr().out.splitlines()[-1])["session_id"]
+    assert main(["sessions", "stats", "-C", str(ws)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"session {session_id}\n")
+    assert "model calls  2" in out and "tokens in    2,100" in out and "read path=\"a.py\"" in out
+    assert "$0.0046" in out  # 2,100 x $2 + 55 x $8 per million tokens
+    assert main(["sessions", "stats", "nope", "-C", str(ws)]) == 2
