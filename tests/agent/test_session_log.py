@@ -183,3 +183,39 @@ def test_sessions_stats_prints_the_figures_of_the_latest_session(tmp_path, capsy
     assert "model calls  2" in out and "tokens in    2,100" in out and "read path=\"a.py\"" in out
     assert "$0.0046" in out  # 2,100 x $2 + 55 x $8 per million tokens
     assert main(["sessions", "stats", "nope", "-C", str(ws)]) == 2
+
+
+def test_hook_and_subagent_events_are_logged_by_their_type_and_fields(tmp_path):
+    from typing import Literal
+
+    from agent.events import _Event
+    from agent.observability.session_log import SessionLog
+    from agent.observability.sink import LogSink
+
+    class HookFinished(_Event):  # the shape the pipeline's event has (contract), built here
+        type: Literal["hook_finished"] = "hook_finished"
+        hook: str
+        event: str
+        round: int
+        verdict: str
+        duration_s: float
+        message: str
+        detail: str = ""
+
+    class SubagentProgress(_Event):
+        type: Literal["subagent_progress"] = "subagent_progress"
+        task_id: str
+        step: int
+
+    sink = LogSink(SessionLog(tmp_path / "s.log.jsonl"), turn=4, clock=lambda: 12.5)
+    seen = []
+    emit = sink.wrap(seen.append)
+    hook = HookFinished(hook="verify", event="after_run", round=2, verdict="retry", duration_s=3.25,
+                        message="2 failed", detail="E" * 2000)
+    emit(hook)
+    emit(SubagentProgress(task_id="t1", step=3))
+    assert seen == [hook, SubagentProgress(task_id="t1", step=3)]  # every event passes on unchanged
+    [record] = read_log(tmp_path / "s.log.jsonl")  # progress heartbeats are not logged
+    assert record == {**record, "ts": 12.5, "type": "hook_finished", "turn": 4, "step": 0, "hook": "verify",
+                      "round": 2, "verdict": "retry", "duration_s": 3.25, "message": "2 failed"}
+    assert len(record["detail"]) == 500  # long fields are cut
