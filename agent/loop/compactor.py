@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..events import CompactionDone, ContextUsage, Emit, Notice
 from ..messages import Message, ToolResultMessage
-from ..observability.model_calls import CallMeter
+from ..observability.model_calls import meter_for
 from ..providers.base import ModelRequest, ProviderError
 from ..session.records import CompactionRecord
 from .reply import ReplyAssembler
@@ -294,9 +294,7 @@ class Compactor:
         request = ModelRequest(model=agent.model, messages=messages, purpose="summary",
                                api_base=agent.config.api_base, temperature=agent.config.temperature)
 
-        meter = CallMeter(agent.model, agent.turn_number, agent.step_number, "summary", agent.spending,
-                          sum(agent.budget.text_tokens(str(m.get("content") or "")) for m in messages),
-                          agent.budget.text_tokens)
+        meter = meter_for(agent, "summary", sum(agent.budget.text_tokens(str(m.get("content") or "")) for m in messages))
 
         def attempt() -> str:
             assembler = ReplyAssembler()

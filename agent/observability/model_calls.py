@@ -84,3 +84,13 @@ class CallTimer:
             error=" ".join(error.split())[:300])
         emit(event)
         return event
+
+
+def meter_for(agent: object, purpose: str, prompt_estimate: int = 0) -> CallMeter:
+    """A ``CallMeter`` for a call ``agent`` (a ``loop.agent.Agent``) makes outside its main loop
+    (``summary``, ``refine``, ``reflexion``...): its model, turn, step, spending and token counter.
+    ``prompt_estimate``: the request's size in tokens, used when the provider reports none."""
+    budget = getattr(agent, "budget", None)
+    return CallMeter(getattr(agent, "model", ""), getattr(agent, "turn_number", 0), getattr(agent, "step_number", 0),
+                     purpose, getattr(agent, "spending", None), prompt_estimate,
+                     budget.text_tokens if budget is not None else _chars_to_tokens)
