@@ -281,10 +281,12 @@ class CompactionDone(_Event):
 
 
 class GuardTriggered(_Event):
-    """A loop guard stopped or warned the run: max_turns, stuck, ping_pong, repeated_failure."""
+    """A loop guard stopped or warned the run: max_turns, stuck, ping_pong, repeated_failure,
+    budget (the session's ``--max-cost`` / ``--max-tokens`` was reached; the message names the
+    limit and the figures)."""
 
     type: Literal["guard_triggered"] = "guard_triggered"
-    guard: Literal["max_turns", "stuck", "ping_pong", "repeated_failure"]
+    guard: Literal["max_turns", "stuck", "ping_pong", "repeated_failure", "budget"]
     message: str
 
 
@@ -343,6 +345,8 @@ class ErrorEvent(_Event):
 
 #: ``interrupted``: the process was asked to end (SIGTERM / SIGHUP) while the turn ran.
 StopReason = Literal["done", "max_turns", "stuck", "cancelled", "error", "interrupted"]
+#: ``budget``: the session's spending limit (``--max-cost``, ``--max-tokens``) was reached.
+StopReason = Literal[StopReason, "budget"]  # type: ignore[misc]
 
 
 class TurnFinished(_Event):
@@ -353,6 +357,34 @@ class TurnFinished(_Event):
     final_text: str = ""
     usage: Usage = Field(default_factory=Usage)
     session_id: str = ""
+
+
+class ModelCallFinished(_Event):
+    """One request to the model ended (every attempt counts: a retry is a new call).
+
+    ``turn`` (1-based in the session) and ``step`` (1-based in the turn; 0 outside a step, e.g.
+    ``/compact``); ``purpose``: ``main``, ``summary``, ``refine``, ``reflexion`` or ``subagent``;
+    tokens as the provider reported them, else estimated locally (``usage_estimated`` true);
+    ``cached_prompt_tokens`` only when the provider reported it; ``latency_s``: seconds from
+    sending the request to the end of its stream; ``ttft_s``: seconds to the first streamed
+    chunk (None when none came); ``cost_usd``: from litellm's prices, None for a model whose
+    price is unknown; ``outcome``: ``ok``, ``error`` or ``cancelled``; ``error``: why it failed.
+    """
+
+    type: Literal["model_call_finished"] = "model_call_finished"
+    turn: int
+    step: int
+    model: str
+    purpose: str = "main"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int | None = None
+    latency_s: float = 0.0
+    ttft_s: float | None = None
+    cost_usd: float | None = None
+    outcome: Literal["ok", "error", "cancelled"] = "ok"
+    usage_estimated: bool = False
+    error: str = ""
 
 
 class PermissionDecision(BaseModel):
@@ -407,6 +439,7 @@ AgentEvent = Union[
     ErrorEvent,
     TurnFinished,
     PermissionRequest,
+    ModelCallFinished,
 ]
 
 Emit = Callable[[AgentEvent], None]

@@ -146,6 +146,7 @@ class SessionLifecycleMixin:
         status.context_window = message.context_window
         status.prepared = True
         self.main_screen.query_one(Sidebar).set_git(self.session.git)
+        self.main_screen.query_one(Sidebar).stats_source = getattr(self.session, "stats", None)  # Stats tab
         from .watching import start_watching
 
         start_watching(self)  # external changes and git state refresh the sidebar

@@ -61,6 +61,13 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
     add("--resume", nargs="?", const=PICK, metavar="ID",
                         help="continue session ID or a unique prefix of it (without ID: the TUI opens a "
                              "session picker; run lists recent sessions and exits 2)")
+    # The session's budget (sub-agents included) and its log.
+    add("--max-cost", type=float, metavar="USD",
+        help="stop once the session's model calls cost this many US dollars (exit 6 in run)")
+    add("--max-tokens", type=int, metavar="N",
+        help="stop once the session's model calls used N tokens, prompt + completion (exit 6 in run)")
+    add("--debug", action="store_true",
+        help="run: also print each session log record (model and tool calls...) to stderr, one line each")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     sessions = sub.add_parser("sessions", help="list this project's saved sessions (id, date, size, first prompt)")
     sessions.add_argument("--delete", metavar="ID", help="delete this session (its journal and saved outputs)")
     sessions.add_argument("-C", dest="cwd", type=Path, default=argparse.SUPPRESS, help="the project folder")
+    sessions.add_argument("action", nargs="?", choices=["stats"],
+                          help="stats [ID]: the figures of session ID (default: the latest) from its session log")
+    sessions.add_argument("ref", nargs="?", metavar="ID", help="with stats: the session id or a unique prefix")
     return parser
 
 
@@ -89,6 +99,9 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_turns": args.max_turns,
         "permission_mode": args.permission_mode,
         "compaction": {"mode": args.compaction} if args.compaction else None,
+        "budget": {key: value for key, value in (("max_cost_usd", getattr(args, "max_cost", None)),
+                                                  ("max_tokens", getattr(args, "max_tokens", None)))
+                   if value is not None} or None,
     }
 
 
@@ -172,6 +185,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"opencli-tui: error: workspace {workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
 
+    if args.command == "sessions" and getattr(args, "action", None) == "stats":
+        from .sessions_cli import run_stats_command
+
+        return run_stats_command(workspace, args.ref)
     if args.command == "sessions":
         from .sessions_cli import run_sessions_command
 
@@ -195,7 +212,7 @@ def _main(argv: Sequence[str] | None) -> int:
         install_headless_handlers()
         try:
             return run_headless(session, args.task, output_format=args.output_format, notices=notices,
-                                plan=args.plan, execute_plan=args.yes)
+                                plan=args.plan, execute_plan=args.yes, debug=args.debug)
         finally:
             session.close()  # releases the journal lock
 

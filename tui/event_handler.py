@@ -101,6 +101,7 @@ class EventHandler:
             ev.PlanUpdated: self._on_plan_updated,
             ev.ReminderInjected: self._on_reminder,
             ev.CompactionDone: self._on_compaction,
+            ev.ModelCallFinished: self._on_model_call,
         }
 
     async def handle(self, event: Any) -> None:
@@ -214,6 +215,13 @@ class EventHandler:
         refresh = getattr(self.app, "refresh_changed_files", None)
         if refresh is not None and self.sidebar is not None:  # a command may have changed files too
             refresh()
+        if self.sidebar is not None:
+            self.sidebar.refresh_stats()
+
+    async def _on_model_call(self, event: Any) -> None:
+        """A model call ended (``ModelCallFinished``): no block; the sidebar's Stats may update."""
+        if self.sidebar is not None:
+            self.sidebar.refresh_stats()
 
     async def _on_user_message_added(self, event: Any) -> None:
         """A message the user sent into the running turn reached the model: it shows here, at
@@ -289,8 +297,12 @@ class EventHandler:
     async def _on_turn_finished(self, event: TurnFinished) -> None:
         self.turn_finished = event
         await self.close_open_blocks()
+        if self.sidebar is not None:
+            self.sidebar.refresh_stats(now=True)
         if event.stop_reason in CONTINUABLE_STOPS:
             await self._add_stop_panel(event)
+        elif event.stop_reason == "budget":  # which limit, and the figures
+            await self.conversation.add(StopBlock(event.stop_reason, event.final_text))
         elif event.stop_reason != "done":
             await self.conversation.add(StopBlock(event.stop_reason))
         elif self.guard is not None:  # a guard that did not stop the turn: say it once

@@ -25,6 +25,7 @@ from . import signals
 from .signals import interrupted_reason, interruptible_turn
 
 EXIT_CODES = {"done": 0, "error": 1, "max_turns": 3, "stuck": 4, "cancelled": 130, "interrupted": 143}
+EXIT_CODES["budget"] = 6  # the session's --max-cost / --max-tokens was reached
 
 
 def exit_code_for(stop_reason: str) -> int:
@@ -184,7 +185,7 @@ class TextPrinter:
 
 def run_headless(session, task: str, *, output_format: str = "text", notices: list[str] | None = None,
                  out: TextIO | None = None, err: TextIO | None = None, plan: bool = False,
-                 execute_plan: bool = False) -> int:
+                 execute_plan: bool = False, debug: bool = False) -> int:
     """Run ``task`` in ``session`` (an ``agent.runtime.session.AgentSession`` built non-interactive) and
     return the exit code. SIGINT (Ctrl+C) cancels the turn cleanly (exit 130); SIGTERM / SIGHUP,
     once ``signals.install_headless_handlers`` ran, interrupt it (exit 143). A non-zero exit
@@ -195,6 +196,8 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
     json: the ``plan_updated`` event); exit 0 when a plan came out, 1 when the model gave none.
     ``execute_plan`` (``--yes``) then carries the plan out in the same process; the exit code is
     that of the execution turn.
+
+    ``debug`` (``--debug``) also prints each session log record to ``err``, one JSON line each.
     """
     out = out or sys.stdout
     err = err or sys.stderr
@@ -220,6 +223,8 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             pipe_closed.set()
 
     emit.printer = printer  # type: ignore[attr-defined]
+    if debug:
+        session.log_mirror = lambda line: print(line, file=err, flush=True)
     if output_format == "json":  # settings notices (unknown keys...) reach a person on stderr too
         for message in notices or []:
             print(f"opencli-tui: notice: {message}", file=err, flush=True)
@@ -255,6 +260,7 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             "stuck": f"stopped: {result.final_text or 'the agent was stuck in a loop'}",
             "cancelled": "cancelled by the user",
             "interrupted": interrupted_reason(signals.received),
+            "budget": f"stopped: {result.final_text}",
         }.get(result.stop_reason, result.stop_reason)
         print(f"opencli-tui: {reason}", file=err)
     return code

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from agent.context.breakdown import ContextBreakdown
     from agent.events import Emit, TurnFinished
     from agent.git_context import GitSnapshot
+    from agent.observability.stats import SessionStats
     from agent.plan.controller import PlanResult
     from agent.plan.model import Plan
     from agent.providers.base import Provider
@@ -65,6 +66,7 @@ class UISession(Protocol):
     def tool_view(self, name: str, arguments: object) -> ToolView: ...
     def changed_files(self) -> WorkspaceChanges | None: ...
     def workspace_files(self) -> list[str]: ...
+    def stats(self) -> SessionStats: ...  # the session log's figures (/stats, the Stats tab)
 
     # Plan mode
     def plan_turn(self, task: str, emit: Emit, cancel: threading.Event) -> PlanResult: ...

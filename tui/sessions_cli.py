@@ -75,3 +75,28 @@ def run_sessions_command(workspace: Path, delete: str | None, out: TextIO | None
         return 1
     print(f"deleted session {path.stem} ({format_size(freed)})", file=out)
     return 0
+
+
+def run_stats_command(workspace: Path, ref: str | None, out: TextIO | None = None,
+                      err: TextIO | None = None) -> int:
+    """``opencli-tui sessions stats [ID]``: print the figures of session ``ref`` (an id or a
+    unique prefix; the latest session when None) read from its session log. Returns the exit
+    code: 0 printed, 2 no such session."""
+    from agent.observability.session_log import log_path_for
+    from agent.observability.stats import read_stats, stats_text
+    from agent.session.resume import SessionNotFoundError, find_session
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        path = find_session(workspace, ref or "latest")
+    except SessionNotFoundError as exc:
+        print(f"opencli-tui: error: {exc}", file=err)
+        return 2
+    stats = read_stats(log_path_for(path))
+    print(f"session {path.stem}", file=out)
+    if not (stats.model_calls or stats.turns):
+        print("(no model call logged: the session log is empty or missing)", file=out)
+        return 0
+    print(stats_text(stats), file=out)
+    return 0

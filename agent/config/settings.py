@@ -121,6 +121,14 @@ class RetentionSettings(BaseModel):
     max_total_mb: float = Field(2048.0, ge=0, description="Delete the oldest sessions while all of the user's sessions take more than this (MB; 0 = no size cap).")
 
 
+class BudgetSettings(BaseModel):
+    """``[budget]``: the session's spending limit, sub-agents included; reaching it stops the
+    turn before its next step (``stop_reason`` ``budget``, exit code 6)."""
+
+    max_cost_usd: float | None = Field(None, ge=0, description="Stop once the session's model calls cost this many US dollars (litellm's prices; calls of unpriced models add nothing). Unset = no limit.")
+    max_tokens: int | None = Field(None, ge=0, description="Stop once the session's model calls used this many tokens (prompt + completion). Unset = no limit.")
+
+
 class Settings(BaseSettings):
     """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
 
@@ -162,6 +170,7 @@ class Settings(BaseSettings):
     permissions: PermissionRuleSettings = Field(default_factory=PermissionRuleSettings)
     bash: BashSettings = Field(default_factory=BashSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

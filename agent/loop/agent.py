@@ -41,6 +41,8 @@ from ..events import (
     UserMessageAdded,
 )
 from ..messages import AssistantMessage, Message, ModeMessage, SystemMessage, Usage, UserMessage, UserOrigin
+from ..observability.model_calls import CallMeter
+from ..observability.spending import Spending
 from ..providers.base import ModelRequest, Provider, ProviderError
 from ..session.journal import SessionJournal
 from ..session.records import EventRecord
@@ -105,6 +107,9 @@ class Agent(ToolCallsMixin):
         # --- context compaction: the view the model sees (``loop.compactor``) ---
         self.compactor = Compactor(self)
         self._sent_view: list[Message] = []
+        self.spending = Spending()  # the session's total and budget, shared with sub-agents
+        self.turn_number = self.step_number = 0  # of ``ModelCallFinished``; set on resume
+        self.call_purpose = "main"
 
     def adopt_conversation(self, previous: "Agent") -> None:
         """Continue ``previous``'s conversation (a model switch: the runtime builds a new agent
@@ -119,6 +124,7 @@ class Agent(ToolCallsMixin):
             self.file_stamps = previous.file_stamps
             self.reminders = previous.reminders
         self.budget.reset()
+        self.spending, self.turn_number = previous.spending, previous.turn_number
 
     # ----------------------------------------------------------------------------------- records
     def _append(self, message: Message, emit: Emit) -> None:
@@ -191,6 +197,8 @@ class Agent(ToolCallsMixin):
         instruction to carry out a plan: compaction pins the plan, not that message). Never raises
         for model or tool failures: they become events and a stop reason.
         """
+        self.turn_number += 1
+        self.step_number = 0
         emit(TurnStarted(session_id=self.session_id, model=self.model, prompt=prompt))
         self._append(UserMessage(content=prompt, mode=mode, origin=origin,
                                  **({"id": message_id} if message_id else {})), emit)
@@ -226,8 +234,13 @@ class Agent(ToolCallsMixin):
                 message = MAX_TURNS_TEXT.format(n=self.config.max_turns)
                 emit(GuardTriggered(guard="max_turns", message=message))
                 return finish("max_turns", message)
+            over_budget = self.spending.exceeded()
+            if over_budget is not None:
+                emit(GuardTriggered(guard="budget", message=over_budget))
+                return finish("budget", over_budget)
             self.compactor.maybe_compact(emit, cancel)  # safe point: every tool call has its result
             step += 1
+            self.step_number = step
             emit(StepStarted(step=step))
             try:
                 reply = self._call_model_compacting_once(emit, cancel)
@@ -320,7 +333,9 @@ class Agent(ToolCallsMixin):
         if window:
             emit(ContextUsage(used_tokens=estimate.tokens, window_tokens=window, approximate=estimate.approximate))
 
-        attempt = StreamedAttempt(self.provider, request, self.model, emit, cancel)
+        meter = CallMeter(self.model, self.turn_number, self.step_number, self.call_purpose, self.spending,
+                          estimate.tokens, self.budget.text_tokens)
+        attempt = StreamedAttempt(self.provider, request, self.model, emit, cancel, meter)
         reply = call_with_retries(attempt, self.config.retry, emit=emit, cancel=cancel,
                                   instant=getattr(self.provider, "instant_retries", False),
                                   emitted_partial=lambda: attempt.emitted_partial)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..events import Emit, Notice, ReasoningDelta, TextDelta
 from ..messages import AssistantMessage, ToolCall, Usage, new_id
+from ..observability.model_calls import CallMeter, CallTimer
 from ..providers.base import ModelRequest, Provider, ProviderError, StreamDelta
 
 
@@ -52,6 +53,12 @@ class ReplyAssembler:
         elif delta.kind == "finish":
             self.finish_reason = delta.finish_reason or self.finish_reason
 
+    def streamed_text(self) -> str:
+        """Everything the reply streamed so far (text, reasoning, tool names and arguments), for
+        estimating its tokens when the provider reports no usage."""
+        calls = "".join(c.name + "".join(c.arguments) for c in self.calls.values())
+        return "".join(self.reasoning) + "".join(self.text) + calls
+
     @property
     def is_empty(self) -> bool:
         """True when the reply has neither text nor tool calls (reasoning alone counts as empty)."""
@@ -85,20 +92,39 @@ class StreamedAttempt:
     reasoning delta (a retry must then tell the UI to drop them). Raises ``ProviderError`` for a
     failed call and for an empty reply (kind ``empty``); a cancelled stream returns what came,
     without its unfinished tool calls.
+
+    ``meter`` (optional): each attempt is measured and emitted as a ``ModelCallFinished``
+    (``observability.model_calls``), failed and cancelled ones included.
     """
 
     def __init__(self, provider: Provider, request: ModelRequest, model: str, emit: Emit,
-                 cancel: threading.Event) -> None:
+                 cancel: threading.Event, meter: CallMeter | None = None) -> None:
         self.provider = provider
         self.request = request
         self.model = model
         self.emit = emit
         self.cancel = cancel
+        self.meter = meter
         self.emitted_partial = False
 
     def __call__(self) -> AssistantMessage:
         self.emitted_partial = False
         assembler = ReplyAssembler()
+        timer = self.meter.start() if self.meter is not None else None
+        try:
+            reply = self._stream(assembler, timer)
+        except BaseException as exc:
+            if timer is not None:
+                outcome = "cancelled" if self.cancel.is_set() else "error"
+                timer.finish(self.emit, usage=assembler.usage, reply_text=assembler.streamed_text(),
+                             outcome=outcome, error=getattr(exc, "message", "") or str(exc) or type(exc).__name__)
+            raise
+        if timer is not None:
+            timer.finish(self.emit, usage=assembler.usage, reply_text=assembler.streamed_text(),
+                         outcome="cancelled" if self.cancel.is_set() else "ok")
+        return reply
+
+    def _stream(self, assembler: ReplyAssembler, timer: CallTimer | None) -> AssistantMessage:
         wait_key: str | None = None
         for delta in self.provider.stream(self.request, self.cancel):
             if delta.kind == "waiting":
@@ -107,6 +133,8 @@ class StreamedAttempt:
                                  waiting_s=round(delta.waited_s, 1)))
                 continue
             wait_key = None
+            if timer is not None:
+                timer.chunk()
             assembler.add(delta)
             if delta.kind == "text" and delta.text:
                 self.emitted_partial = True

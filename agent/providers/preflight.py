@@ -96,6 +96,20 @@ def bundled_context_window(model: str) -> int | None:
     return None
 
 
+def bundled_model_facts(model: str) -> dict | None:
+    """The entry of litellm's bundled model list for ``model`` (a bare name or
+    ``provider/name``): context window, per-token prices...; None when it has none. Reads the
+    file; never imports litellm."""
+    models = _litellm_models()
+    if not models:
+        return None
+    for key in (model, model.partition("/")[2]):
+        entry = models.get(key) if key else None
+        if isinstance(entry, dict):
+            return entry
+    return None
+
+
 def _provider_of(name: str) -> str | None:
     """The provider serving ``name``: its prefix when litellm knows it, the provider litellm's
     model list gives a bare name, ``""`` when the facts cannot be read (not checked), None when
@@ -151,4 +165,5 @@ def _litellm_providers() -> frozenset[str] | None:
     return names if len(names) > 20 else None  # a format we do not recognise: do not guess
 
 
-__all__ = ["KEY_VARIABLES", "LOCAL_PROVIDERS", "ModelProblem", "bundled_context_window", "model_problem"]
+__all__ = ["KEY_VARIABLES", "LOCAL_PROVIDERS", "ModelProblem", "bundled_context_window", "bundled_model_facts",
+           "model_problem"]

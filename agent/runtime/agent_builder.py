@@ -90,6 +90,7 @@ class AgentBuilding:
                       config=config, journal=journal, context_window=lambda: self.context_window,
                       reminders=ReminderEngine(rules))
         agent.checkpoints = self.checkpoints
+        agent.spending, agent.turn_number = self.session_spending(), self.logged_turns()
         agent.budget.load_tokenizer()  # while the session is prepared, not on the first request
         # The active plan survives compaction verbatim (pinned by code, not by the summariser).
         agent.compactor.plan_source = lambda: self.plan.to_markdown() if self.plan else None

@@ -33,6 +33,7 @@ class PlanDelegation:
     def plan_turn(self, task: str, emit: "Emit", cancel: threading.Event) -> "PlanResult":
         """Run the read-only planning pass for ``task`` (``PlanController.plan_pass``) and return
         the proposed plan, or why there is none. Changes nothing in the workspace."""
+        emit = self.observed(emit)
         self.prepare()
         assert self.agent is not None
         return self.plans.plan_pass(self.agent, self.with_attachments(task, emit), emit, cancel)
@@ -40,6 +41,7 @@ class PlanDelegation:
     def execute_plan(self, plan: "Plan", emit: "Emit", cancel: threading.Event) -> "TurnFinished":
         """Approve ``plan`` (possibly edited) and carry it out in an Act turn that marks progress
         with ``update_plan`` (``PlanController.execute``). Raises ``PlanError`` for an empty plan."""
+        emit = self.observed(emit)
         self.prepare()
         assert self.agent is not None
         return self.plans.execute(self.agent, plan, emit, cancel)

@@ -23,6 +23,7 @@ from ..session.journal import SessionJournal, new_session_id, sessions_dir
 from ..session.records import SystemPromptRecord
 from .agent_builder import AgentBuilding
 from .modes import SessionModes
+from .observing import SessionObserving
 from .plan_mode import PlanDelegation
 from .watching import SessionWatching
 
@@ -58,7 +59,7 @@ EMBEDDED_TOOLS_NOTICE = ("It reads, greps and globs only: it cannot edit files o
                          "[embedded] tools = \"all\" in your config gives it every tool.")
 
 
-class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching):
+class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching, SessionObserving):
     """A conversation bound to a workspace, a model and a provider.
 
     Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
@@ -218,6 +219,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
     # ---------------------------------------------------------------------------------- turns
     def run_turn(self, prompt: str, emit: "Emit", cancel: threading.Event) -> "TurnFinished":
         """Run one user turn (see ``Agent.run_turn``); prepares the session first if needed."""
+        emit = self.observed(emit)
         self.prepare()
         assert self.agent is not None
         return self.plans.run_turn(self.agent, self.with_attachments(prompt, emit), emit, cancel)
@@ -259,6 +261,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
     def run_user_command(self, command: str, emit: "Emit", cancel: threading.Event) -> None:
         """Run a shell line the user typed (``!command``, see ``loop.user_command``) between turns;
         prepares the session first if needed."""
+        emit = self.observed(emit)
         self.prepare()
         assert self.agent is not None
         from ..loop.user_command import run_user_command
@@ -272,6 +275,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
     def compact(self, focus: str | None, emit: "Emit", cancel: threading.Event) -> None:
         """Compact the context now (``/compact [focus]``, see ``Agent.compact``); a ``Notice`` says
         when there is nothing to compact. Raises ``RuntimeError`` before ``prepare()``."""
+        emit = self.observed(emit)
         if self.agent is None:
             raise RuntimeError("the session is not ready")
         if not self.agent.history:

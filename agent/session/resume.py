@@ -229,7 +229,8 @@ def find_session(project_root: Path, ref: str) -> Path:
     if exact.is_file():
         return exact
     try:
-        matches = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.stem.startswith(ref))
+        matches = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.stem.startswith(ref)
+                         and not p.name.endswith(".log.jsonl"))  # a session log is no journal
     except OSError:
         matches = []
     if len(matches) == 1:
@@ -351,7 +352,8 @@ def _time_from_id(session_id: str) -> float | None:
 def _journal_paths(project_root: Path) -> list[Path]:
     """The ``*.jsonl`` files in the project's sessions folder (``[]`` when it cannot be read)."""
     try:
-        return [p for p in sessions_dir(project_root).iterdir() if p.suffix == ".jsonl" and p.is_file()]
+        return [p for p in sessions_dir(project_root).iterdir() if p.suffix == ".jsonl" and p.is_file()
+                and not p.name.endswith(".log.jsonl")]  # the session logs beside the journals
     except OSError:
         return []
 

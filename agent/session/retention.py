@@ -73,7 +73,16 @@ def stored_session(journal: Path) -> StoredSession:
     st = journal.stat()
     outputs = journal.with_suffix("")
     size, newest = _tree_size(outputs) if outputs.is_dir() else (0, 0.0)
+    try:
+        size += session_log_path(journal).stat().st_size
+    except OSError:
+        pass
     return StoredSession(journal.stem, journal, outputs, st.st_size + size, max(st.st_mtime, newest))
+
+
+def session_log_path(journal: Path) -> Path:
+    """The session's structured log beside its journal (``<id>.log.jsonl``)."""
+    return journal.with_name(journal.stem + ".log.jsonl")
 
 
 def is_locked(journal: Path) -> bool:
@@ -101,6 +110,7 @@ def delete_session(journal: Path) -> int:
         raise SessionInUseError(f"session {journal.stem} is open in an opencli-tui instance; close it first")
     info = stored_session(journal)
     journal.unlink()
+    session_log_path(journal).unlink(missing_ok=True)
     if info.outputs.is_dir():
         shutil.rmtree(info.outputs, ignore_errors=True)
     return info.size_bytes
@@ -117,7 +127,8 @@ def all_sessions(root: Path | None = None) -> list[StoredSession]:
         return []
     for project in projects:
         try:
-            journals = [p for p in project.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+            journals = [p for p in project.iterdir() if p.suffix == ".jsonl" and p.is_file()
+                        and not p.name.endswith(".log.jsonl")]  # a session log goes with its journal
         except OSError:
             continue
         for journal in journals:

@@ -184,7 +184,7 @@ def test_resume_round_trip_restores_history_and_appends_to_the_same_file(tmp_pat
     assert sent[1]["content"] == "what is x?" and sent[-1]["content"] == "and now?"
     second.close()
 
-    assert list(sessions_dir(ws).iterdir()) == [path]
+    assert sorted(sessions_dir(ws).iterdir()) == [path, path.with_name(f"{path.stem}.log.jsonl")]  # + its log
     kinds = [(r["kind"], r.get("event")) for r in records(path)]
     assert kinds.count(("session", "started")) == 1 and kinds.count(("session", "resumed")) == 1
     assert kinds.count(("event", "turn_finished")) == 2
@@ -262,7 +262,7 @@ def test_headless_continue_picks_the_latest_session(tmp_path, capsys):
     started = next(e for e in ev3 if e["type"] == "turn_started")
     assert started["session_id"] == second_id == ev3[-1]["session_id"]
     assert any(e["type"] == "notice" and "Resumed session" in e["message"] for e in ev3)
-    assert len(list(sessions_dir(ws).iterdir())) == 2
+    assert len([p for p in sessions_dir(ws).iterdir() if not p.name.endswith(".log.jsonl")]) == 2
 
 
 def test_headless_unknown_resume_id_exits_2(tmp_path, capsys):

@@ -94,7 +94,8 @@ def fault_run(tmp_path, capsys, monkeypatch, isolated_env) -> Callable[..., Faul
                      "--permission-mode", "full-auto", "-C", str(ws)])
         out, err = capsys.readouterr()
         events = [json.loads(line) for line in out.splitlines() if line.strip()]
-        journals = sorted(Path(os.environ["OPENCLI_DATA_DIR"]).rglob("*.jsonl"))
+        journals = sorted(p for p in Path(os.environ["OPENCLI_DATA_DIR"]).rglob("*.jsonl")
+                          if not p.name.endswith(".log.jsonl"))  # the session logs beside them
         return FaultRun(code, events, err, server, journals[-1] if journals else None, ws)
 
     yield run

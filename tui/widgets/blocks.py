@@ -309,6 +309,7 @@ STOP_TEXT = {
     "stuck": "■ Stopped: the agent was repeating itself",
     "cancelled": "■ Cancelled by you",
     "error": "■ Stopped by an error",
+    "budget": "■ Stopped",  # the detail names the limit: "budget reached: ..."
 }
 
 
@@ -333,7 +334,7 @@ class StopBlock(Static):
 
     def __init__(self, reason: str, detail: str = "") -> None:
         text = STOP_TEXT.get(reason, f"■ Stopped ({reason})")
-        if detail and reason == "max_turns":
+        if detail and reason in ("max_turns", "budget"):
             text += f": {detail}"
         super().__init__(Text(text), markup=False, classes=f"block line stop stop-{reason}")
         self.reason = reason

@@ -1,9 +1,10 @@
-"""The sidebar: session facts beside the conversation, one section each.
-
-Sections, top to bottom:
+"""The sidebar: session facts beside the conversation, in three tabs (Textual's
+``TabbedContent``): **Plan**, **Files** (Git and Changed files; the tab shown first) and
+**Stats**. An approved plan brings its tab forward when Files was showing; the user's choice of
+tab stays otherwise (a click on the tab bar).
 
 - **Plan** (``#sidebar-plan``): the approved plan's checklist, live from ``PlanUpdated``
-  (``set_plan``; drawn by ``plan_checklist``); hidden while no plan runs.
+  (``set_plan``; drawn by ``plan_checklist``); hidden while no plan runs ("no plan yet" instead).
 
 - **Git** (``#sidebar-git``): the snapshot taken at session start (``session.git`` after
   ``prepare()``): branch, default branch, ``git status --short`` lines (capped), recent commits;
@@ -14,6 +15,9 @@ Sections, top to bottom:
   the session started, by bash commands too, with counts against HEAD, which win for the files
   git lists); a file git cannot speak for (changed before the session, or ignored) keeps the
   tools' counts.
+- **Stats** (``#sidebar-stats``, ``stats_panel``): the session's figures read from its log by
+  ``stats_source`` (the session's ``stats``) in a thread worker: at the end of each turn and,
+  while the tab shows, after model and tool calls at most every ``STATS_EVERY_S`` seconds.
 
 Visible by default when the terminal is at least ``WIDE_COLUMNS`` wide (the app sets the
 ``-wide`` screen class through Textual's horizontal breakpoints); ``toggle()`` (Ctrl+B) shows or
@@ -22,17 +26,24 @@ hides it whatever the width. All text is plain (no markup).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import time
+from typing import Any, Callable, Iterable
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
+from textual.widgets import Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from .stats_panel import StatsPanel
 
 #: Terminal width (columns) from which the sidebar shows by default.
 WIDE_COLUMNS = 110
 #: Status lines shown; the rest is summarised in one line.
 MAX_STATUS_LINES = 8
+#: Seconds between two readings of the stats while a turn runs (the end of a turn always reads).
+STATS_EVERY_S = 2.0
 
 
 def _fit(text: str, width: int) -> str:
@@ -139,9 +150,20 @@ class SidebarSection(Widget):
         return text
 
 
-class Sidebar(VerticalScroll, can_focus=False):
+class Sidebar(Vertical, can_focus=False):
     """The sidebar (see the module docstring). ``set_git(snapshot)`` fills the Git section;
-    ``record_change(path, added, removed)`` adds to Changed files; ``reset_changes()`` empties it."""
+    ``record_change(path, added, removed)`` adds to Changed files; ``reset_changes()`` empties it;
+    ``stats_source`` (a callable returning a ``SessionStats``, run in a thread) feeds the Stats tab
+    through ``refresh_stats``."""
+
+    DEFAULT_CSS = """
+    Sidebar TabbedContent { height: 1fr; }
+    Sidebar ContentSwitcher { height: 1fr; }
+    Sidebar TabPane { height: 1fr; padding: 0; }
+    Sidebar .sidebar-pane { height: 1fr; scrollbar-size-vertical: 1; }
+    Sidebar #sidebar-no-plan { margin: 1 0 0 0; color: $text-muted; text-style: italic; }
+    Sidebar #sidebar-stats { margin: 1 0 0 0; }
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -149,17 +171,70 @@ class Sidebar(VerticalScroll, can_focus=False):
         self.git_changes: Any | None = None  # agent.runtime.agent_builder.WorkspaceChanges
         self.git_snapshot: Any | None = None
         self.plan_event: Any | None = None
+        self.stats_source: Callable[[], Any] | None = None
+        self._stats_read_at = float("-inf")
+        self._stats_stale = True
 
     def compose(self) -> ComposeResult:
-        plan = SidebarSection("Plan", id="sidebar-plan")  # the plan checklist, shown once a plan runs
-        plan.display = False
-        yield plan
-        git = SidebarSection("Git · at session start", id="sidebar-git")
-        git.set_body(git_text(None, prepared=False))
-        yield git
-        files = SidebarSection("Changed files", id="sidebar-files")
-        files.set_body(self._files_body)
-        yield files
+        with TabbedContent(initial="tab-files", id="sidebar-tabs"):
+            with TabPane("Plan", id="tab-plan"):
+                with VerticalScroll(classes="sidebar-pane"):
+                    yield Static(Text("no plan yet"), id="sidebar-no-plan", markup=False)
+                    plan = SidebarSection("Plan", id="sidebar-plan")  # the checklist, once a plan runs
+                    plan.display = False
+                    yield plan
+            with TabPane("Files", id="tab-files"):
+                with VerticalScroll(classes="sidebar-pane"):
+                    git = SidebarSection("Git · at session start", id="sidebar-git")
+                    git.set_body(git_text(None, prepared=False))
+                    yield git
+                    files = SidebarSection("Changed files", id="sidebar-files")
+                    files.set_body(self._files_body)
+                    yield files
+            with TabPane("Stats", id="tab-stats"):
+                with VerticalScroll(classes="sidebar-pane"):
+                    yield StatsPanel(id="sidebar-stats")
+
+    def on_mount(self) -> None:
+        for tabs in self.query("Tabs"):
+            tabs.can_focus = False  # Tab in the prompt completes; the tabs take clicks only
+
+    # -- tabs ----------------------------------------------------------------------------------
+    @property
+    def active_tab(self) -> str:
+        """The id of the tab showing: ``tab-plan``, ``tab-files`` or ``tab-stats``."""
+        return self.query_one(TabbedContent).active
+
+    def show_tab(self, tab: str) -> None:
+        """Bring the tab ``tab`` (``tab-plan``, ``tab-files``, ``tab-stats``) forward."""
+        self.query_one(TabbedContent).active = tab
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-stats" and self._stats_stale:
+            self.refresh_stats(now=True)
+
+    # -- stats ---------------------------------------------------------------------------------
+    def refresh_stats(self, *, now: bool = False) -> None:
+        """Read the stats again (in a thread worker) when the Stats tab shows; ``now``: whatever
+        the time since the last reading (the end of a turn). While the tab is hidden it only
+        marks them stale, and showing the tab reads them."""
+        source = self.stats_source
+        if source is None:
+            return
+        if not (self.display and self.active_tab == "tab-stats"):
+            self._stats_stale = True
+            return
+        if not now and time.monotonic() - self._stats_read_at < STATS_EVERY_S:
+            self._stats_stale = True
+            return
+        self._stats_read_at = time.monotonic()
+        self._stats_stale = False
+        self.run_worker(source, thread=True, exclusive=True, group="sidebar-stats", name="sidebar-stats",
+                        exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "sidebar-stats" and event.state == WorkerState.SUCCESS:
+            self.query_one("#sidebar-stats", StatsPanel).show(event.worker.result)
 
     # -- content -----------------------------------------------------------------------------
     def set_git(self, snapshot: Any | None, *, live: bool = False) -> None:
@@ -210,8 +285,14 @@ class Sidebar(VerticalScroll, can_focus=False):
         from .plan_checklist import plan_checklist_text, plan_section_title
 
         section = self.query_one("#sidebar-plan", SidebarSection)
+        had_plan = self.plan_event is not None
         self.plan_event = event
         section.display = event is not None
+        self.query_one("#sidebar-no-plan", Static).display = event is None
+        if event is not None and not had_plan and self.active_tab == "tab-files":
+            self.show_tab("tab-plan")
+        elif event is None and had_plan and self.active_tab == "tab-plan":
+            self.show_tab("tab-files")
         if event is not None:
             section.title = plan_section_title(event)
             section.set_body(lambda width: plan_checklist_text(event, width, getattr(self.app, "theme_variables", None)))
