@@ -58,6 +58,9 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
                         help="continue the latest session of this project")
     add("--compaction", choices=["off", "auto", "manual"],
         help="context compaction: auto at the threshold (default), manual (/compact only) or off")
+    add("--verify", action="store_true",
+        help="after a run that changed files, run the tests (verify.command or detected) and hand failures "
+             "back for another round; run: exit 5 when they still fail")
     add("--resume", nargs="?", const=PICK, metavar="ID",
                         help="continue session ID or a unique prefix of it (without ID: the TUI opens a "
                              "session picker; run lists recent sessions and exits 2)")
@@ -89,6 +92,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_turns": args.max_turns,
         "permission_mode": args.permission_mode,
         "compaction": {"mode": args.compaction} if args.compaction else None,
+        "verify": {"enabled": True} if getattr(args, "verify", False) else None,
     }
 
 
@@ -190,6 +194,7 @@ def _main(argv: Sequence[str] | None) -> int:
         except StartupError as exc:
             print(exc, file=sys.stderr)
             return EXIT_USAGE
+        session.verify_granted = bool(getattr(args, "verify", False))  # --verify: permission to run the tests
         from .headless import run_headless
 
         install_headless_handlers()

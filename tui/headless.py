@@ -25,6 +25,7 @@ from . import signals
 from .signals import interrupted_reason, interruptible_turn
 
 EXIT_CODES = {"done": 0, "error": 1, "max_turns": 3, "stuck": 4, "cancelled": 130, "interrupted": 143}
+EXIT_CODES["verify_failed"] = 5  # the verify hook still failed after its rounds (agent.pipeline)
 
 
 def exit_code_for(stop_reason: str) -> int:
@@ -255,6 +256,7 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             "stuck": f"stopped: {result.final_text or 'the agent was stuck in a loop'}",
             "cancelled": "cancelled by the user",
             "interrupted": interrupted_reason(signals.received),
+            "verify_failed": f"stopped: {result.final_text}",
         }.get(result.stop_reason, result.stop_reason)
         print(f"opencli-tui: {reason}", file=err)
     return code

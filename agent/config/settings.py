@@ -121,6 +121,46 @@ class RetentionSettings(BaseModel):
     max_total_mb: float = Field(2048.0, ge=0, description="Delete the oldest sessions while all of the user's sessions take more than this (MB; 0 = no size cap).")
 
 
+class VerifySettings(BaseModel):
+    """The ``[verify]`` section: the post-run test hook (``agent.pipeline.verify``)."""
+
+    enabled: bool = Field(False, description="Run the project's tests after a run that changed files (also --verify).")
+    command: str | None = Field(None, description="The test command; unset detects pytest, npm test, cargo test, go test or make test.")
+    max_rounds: int = Field(2, ge=1, description="Rounds in all (the first included) before the turn ends as verify_failed.")
+    timeout_s: float = Field(600.0, gt=0, description="Time limit of one test run (seconds).")
+
+
+class PipelineSettings(BaseModel):
+    """The ``[pipeline]`` section: the review hooks around the loop and their limits."""
+
+    refine: bool = Field(False, description="After a run that changed files, the model reviews its diff (one call, no tools) and may ask for a round.")
+    reflexion: bool = Field(False, description="After a failed round, the model writes a lesson of at most 3 lines for the next round.")
+    max_rounds: int = Field(2, ge=1, description="Rounds in all that refine and user after_run hooks may ask for.")
+    hook_timeout_s: float = Field(120.0, gt=0, description="Time limit of one refine or reflexion call (seconds).")
+
+
+class UserHook(BaseModel):
+    """One user hook: a shell ``command`` run with the event as JSON on stdin, within ``timeout_s``."""
+
+    command: str = Field(min_length=1)
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class HookSettings(BaseModel):
+    """The ``[hooks]`` section (user config only): shell commands per event."""
+
+    before_tool: list[UserHook] = Field(default_factory=list, description="Before a tool call runs; a non-zero exit blocks it, its stderr is the reason the model sees.")
+    after_tool: list[UserHook] = Field(default_factory=list, description="After a tool call has its result.")
+    after_run: list[UserHook] = Field(default_factory=list, description="After a run; exit 2 asks for another round with its stderr as feedback.")
+
+
+class ReasoningSettings(BaseModel):
+    """The ``[reasoning]`` section: the effort hint sent with each turn's requests."""
+
+    effort: Literal["auto", "low", "medium", "high"] = Field("auto", description="auto picks per turn: planning and refine high, short read-only questions low, else medium.")
+    send_effort: Literal["auto", "on", "off"] = Field("auto", description="auto: only to models litellm says take it; on: always; off: never.")
+
+
 class Settings(BaseSettings):
     """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
 
@@ -162,6 +202,10 @@ class Settings(BaseSettings):
     permissions: PermissionRuleSettings = Field(default_factory=PermissionRuleSettings)
     bash: BashSettings = Field(default_factory=BashSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    reasoning: ReasoningSettings = Field(default_factory=ReasoningSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod
