@@ -147,6 +147,12 @@ class TextPrinter:
                 self._end_stream()
                 for line in self._plan_changes(event):
                     self.console.print(Text(line, style="magenta"))
+        elif getattr(event, "type", "") == "hook_finished":  # a pipeline hook's verdict, one line
+            self._end_stream()
+            failed = event.verdict in ("retry", "block", "error", "timeout")
+            mark = {"accept": "✓", "retry": "✗", "block": "⊘"}.get(event.verdict, "–" if not failed else "!")
+            line = f"{mark} {event.hook} · {event.verdict}" + (f": {event.message}" if event.message else "")
+            self.console.print(Text(f"{line} ({event.duration_s:.1f}s)", style="red" if failed else "dim"))
         elif isinstance(event, TurnFinished):
             self._end_stream()
             if event.session_id:

@@ -49,8 +49,9 @@ def choose_effort(kind: TurnKind, task: str, configured: str) -> str:
 def accepts_effort(model: str, supports_reasoning: bool, send_effort: str, *, ask_litellm: bool) -> bool:
     """Whether the effort hint may go to ``model``: ``send_effort`` ``on`` always, ``off`` never;
     ``auto`` when the model info says it reasons (``supports_reasoning``) or, with
-    ``ask_litellm``, litellm lists ``reasoning_effort`` among the model's OpenAI parameters.
-    Never raises."""
+    ``ask_litellm``, ``litellm.supports_reasoning`` says so. litellm's list of a model's OpenAI
+    parameters is not asked: it names ``reasoning_effort`` for models that reject it (gpt-4.1,
+    gpt-4o-mini). Never raises."""
     if send_effort == "on":
         return True
     if send_effort == "off" or model.startswith("embedded/"):
@@ -63,10 +64,7 @@ def accepts_effort(model: str, supports_reasoning: bool, send_effort: str, *, as
         from ..providers.litellm_loader import load_litellm
 
         litellm: Any = load_litellm()
-        if litellm.supports_reasoning(model=model):
-            return True
-        params = litellm.get_supported_openai_params(model=model) or []
-        return "reasoning_effort" in params
+        return bool(litellm.supports_reasoning(model=model))
     except Exception:  # noqa: BLE001 - an unknown model takes no hint
         return False
 

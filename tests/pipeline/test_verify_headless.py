@@ -107,3 +107,41 @@ def test_verify_config_without_the_flag_does_not_run_headless_in_ask_mode(tmp_pa
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     hook = next(e for e in events if e["type"] == "hook_finished")
     assert code == 0 and hook["verdict"] == "skipped" and "pass --verify" in hook["message"]
+
+
+def test_verify_text_output_prints_each_verdict(tmp_path, capsys, repo):
+    script = tmp_path / "replay.json"
+    script.write_text(json.dumps([edit("a - b", "a + b"), {"content": "Fixed."}]))
+    code = main(["run", "fix add", "--replay", str(script), "-C", str(repo), "--permission-mode", "auto-edit",
+                 "--verify"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert any(line.startswith("✓ verify · accept: pytest · 1 passed (") for line in out.splitlines())
+
+
+def test_verify_asks_once_for_its_command_in_ask_mode(tmp_path, repo):
+    import threading
+
+    from agent.config.settings import Settings
+    from agent.events import HookFinished, PermissionDecision, PermissionRequest
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime.build import build_session
+    from tests.helpers import Recorder
+
+    provider = ScriptedProvider([edit("a - b", "a * b"), {"content": "1"}, edit("a * b", "a + b"),
+                                 {"content": "2"}, edit("a + b", "b + a"), {"content": "3"}])
+    settings = Settings(model="openai/gpt-4.1", permission_mode="auto-edit", verify={"enabled": True})
+    session = build_session(repo, settings, provider=provider, interactive=True)
+    emit = Recorder()
+    asked: list[PermissionRequest] = []
+
+    def answer(request: PermissionRequest) -> None:
+        asked.append(request)
+        request.reply.set_result(PermissionDecision(allow=True))
+
+    emit.hooks.append((PermissionRequest, answer))
+    first = session.run_turn("fix add", emit, threading.Event())
+    second = session.run_turn("swap the operands", emit, threading.Event())
+    assert (first.stop_reason, second.stop_reason) == ("done", "done")
+    assert [r.preview for r in asked] == ["python -m pytest -q"]
+    assert [h.verdict for h in emit.of(HookFinished)] == ["retry", "accept", "accept"]
