@@ -9,10 +9,10 @@ provider, retried like main calls; the scripted provider answers them from its m
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..context.pruning import strip_think_tags
-from ..events import Emit
+from ..messages import Usage
 from ..loop.reply import ReplyAssembler
 from ..loop.retry import call_with_retries
 from ..providers.base import ModelRequest, ProviderError
@@ -34,14 +34,18 @@ REFINE_SYSTEM = (
 REFLEXION_SYSTEM = (
     "A coding agent's attempt failed. Write the lesson for its next attempt: at most 3 short lines, "
     "concrete (what went wrong and what to do differently), no preamble.")
+#: Receives the usage of each review call (the pipeline adds it to the turn's).
+UsageSink = Callable[[Usage], None]
+
 #: The feedback of a refine review that asks for another round (``{points}``).
 REFINE_FEEDBACK = "A review of your changes against the task asks for another round:\n\n{points}"
 
 
 def _ask(agent: "Agent", purpose: str, system: str, user: str, effort: str | None,
-         emit: Emit, cancel: threading.Event) -> str:
-    """One request of ``purpose`` without tools; returns the reply's text (think tags removed).
-    Raises ``ProviderError`` when the call fails after its retries."""
+         cancel: threading.Event, on_usage: UsageSink | None) -> str:
+    """One request of ``purpose`` without tools; returns the reply's text (think tags removed)
+    and hands the reported usage to ``on_usage``. Raises ``ProviderError`` when the call fails
+    after its retries."""
     request = ModelRequest(model=agent.model, purpose=purpose,  # type: ignore[arg-type]
                            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                            api_base=agent.config.api_base, temperature=agent.config.temperature,
@@ -53,7 +57,10 @@ def _ask(agent: "Agent", purpose: str, system: str, user: str, effort: str | Non
             assembler.add(delta)
             if cancel.is_set():
                 raise ProviderError("unknown", "cancelled")
-        return strip_think_tags(assembler.build(agent.model, keep_tool_calls=False).content or "").strip()
+        reply = assembler.build(agent.model, keep_tool_calls=False)
+        if reply.usage is not None and on_usage is not None:
+            on_usage(reply.usage)
+        return strip_think_tags(reply.content or "").strip()
 
     return call_with_retries(attempt, agent.config.retry, emit=lambda event: None, cancel=cancel,
                              instant=getattr(agent.provider, "instant_retries", False))
@@ -64,12 +71,12 @@ def _cut(text: str, limit: int) -> str:
 
 
 def refine(agent: "Agent", task: str, final_text: str, diff: str, effort: str | None,
-           emit: Emit, stop: threading.Event) -> HookOutcome:
+           stop: threading.Event, on_usage: UsageSink | None = None) -> HookOutcome:
     """Ask the model to review ``diff`` against ``task``: ``accept`` when it answers ``ACCEPT``,
     else ``retry`` with its points as the feedback (``value["feedback"]``)."""
     user = (f"## Task\n{task}\n\n## The agent's final answer\n{_cut(final_text, MAX_REPLY_CHARS) or '(none)'}\n\n"
             f"## Diff of the changes\n{diff or '(no diff available)'}")
-    answer = _ask(agent, "refine", REFINE_SYSTEM, user, effort, emit, stop)
+    answer = _ask(agent, "refine", REFINE_SYSTEM, user, effort, stop, on_usage)
     if not answer or answer.split()[0].strip(".:!*").upper() == "ACCEPT":
         return HookOutcome("accept", "accepted")
     return HookOutcome("retry", one_line(answer, 120), detail=answer,
@@ -77,13 +84,13 @@ def refine(agent: "Agent", task: str, final_text: str, diff: str, effort: str | 
 
 
 def reflexion(agent: "Agent", task: str, failure: str, final_text: str, effort: str | None,
-              emit: Emit, stop: threading.Event) -> HookOutcome:
+              stop: threading.Event, on_usage: UsageSink | None = None) -> HookOutcome:
     """Ask the model for a lesson about a failed round (``failure``: the feedback of the hook
     that failed it). ``accept`` with the lesson, at most ``MAX_LESSON_LINES`` lines, in ``value``;
     ``skipped`` when the model gave none."""
     user = (f"## Task\n{task}\n\n## The agent's last answer\n{_cut(final_text, MAX_REPLY_CHARS) or '(none)'}\n\n"
             f"## Why the attempt failed\n{_cut(failure, MAX_REPLY_CHARS)}")
-    answer = _ask(agent, "reflexion", REFLEXION_SYSTEM, user, effort, emit, stop)
+    answer = _ask(agent, "reflexion", REFLEXION_SYSTEM, user, effort, stop, on_usage)
     lines = [line.strip() for line in answer.splitlines() if line.strip()][:MAX_LESSON_LINES]
     if not lines:
         return HookOutcome("skipped", "the model wrote no lesson")

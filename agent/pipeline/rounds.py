@@ -98,6 +98,8 @@ class Pipeline:
         self.effort: str | None = None
         self.round = 1
         self._keeper = EffortKeeper()
+        self._review_usage = Usage()  # the refine and reflexion calls of the running turn
+        self._usage_lock = threading.Lock()
         self._permission = VerifyPermission(granted_by_flag=bool(getattr(host, "verify_granted", False)))
         self._verify = VerifyHook(host.settings.verify, host.workspace, self._permission)
         resumed = getattr(host, "resumed", None)
@@ -158,6 +160,8 @@ class Pipeline:
         assert agent is not None
         self._install_gate(agent)
         self.round = 1
+        with self._usage_lock:
+            self._review_usage = Usage()
         task = self._pre_run(task, emit, cancel)
         self.effort = self.effort_for("act", task)
         options = TurnOptions(reasoning_effort=self.effort)
@@ -205,7 +209,15 @@ class Pipeline:
             prompt = self._round_prompt(feedback)
             self.round += 1
 
+    def _add_usage(self, usage: Usage) -> None:
+        """Count a review call's usage in the turn's (called from the hook's thread)."""
+        with self._usage_lock:
+            self._review_usage = self._review_usage + usage
+
     def _finish(self, turn: TurnFinished, usage: Usage, emit: Emit) -> TurnFinished:
+        """Emit and return the turn's one ``TurnFinished``: the usage of every round and review call."""
+        with self._usage_lock:
+            usage = usage + self._review_usage
         final = turn.model_copy(update={"usage": usage})
         emit(final)
         return final
@@ -258,7 +270,8 @@ class Pipeline:
             effort = self.effort_for("refine", task)
             diff = changes.diff_text()
             outcome = self.runner.run("refine", "after_run", self.round,
-                                      lambda stop: refine(agent, task, turn.final_text, diff, effort, emit, stop),
+                                      lambda stop: refine(agent, task, turn.final_text, diff, effort, stop,
+                                                          self._add_usage),
                                       emit=emit, cancel=cancel, timeout_s=settings.pipeline.hook_timeout_s)
             if outcome.verdict == "retry":
                 return "refine", outcome.value["feedback"], outcome.message
@@ -309,7 +322,8 @@ class Pipeline:
             return
         effort = self.effort_for("reflexion", task)
         outcome = self.runner.run("reflexion", "after_run", self.round,
-                                  lambda stop: reflexion(agent, task, failure, final_text, effort, emit, stop),
+                                  lambda stop: reflexion(agent, task, failure, final_text, effort, stop,
+                                                         self._add_usage),
                                   emit=emit, cancel=cancel, timeout_s=self.host.settings.pipeline.hook_timeout_s)
         if outcome.verdict == "accept" and isinstance(outcome.value, str):
             self.lessons.append(outcome.value)

@@ -82,3 +82,18 @@ def test_pre_run_hook_rewrites_the_task_and_a_failing_one_does_not(tmp_path):
     assert provider.requests[0].messages[-1] == {"role": "user", "content": "fix add (in calc.py)"}
     assert [(e.hook, e.event, e.verdict) for e in emit.of(HookFinished)] == [
         ("expand", "before_run", "accept"), ("broken", "before_run", "error")]
+
+
+def test_esc_during_verify_stops_the_test_command_and_cancels_the_turn(tmp_path):
+    marker = tmp_path / "still-running"
+    write = {"tool_calls": [{"name": "write", "arguments": {"path": "a.py", "content": "x = 2\n"}}]}
+    session, _ = make_session(tmp_path, [write, {"content": "done"}],
+                              verify={"enabled": True, "command": f"sleep 30; touch {marker}"})
+    cancel, emit = threading.Event(), Recorder()
+    emit.hooks.append((HookStarted, lambda event: threading.Timer(0.5, cancel.set).start()))
+    started = time.monotonic()
+    turn = session.run_turn("change a.py", emit, cancel)
+    assert turn.stop_reason == "cancelled"
+    assert time.monotonic() - started < 25  # a hang guard: the command was killed, not waited for
+    assert emit.of(HookFinished)[0].verdict == "skipped" and emit.of(HookFinished)[0].message == "cancelled"
+    assert not marker.exists()

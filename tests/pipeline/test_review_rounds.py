@@ -94,3 +94,25 @@ def test_resumed_session_pins_its_lessons_in_the_next_round(tmp_path):
     pinned = provider.requests[4].messages[-1]["content"]
     assert "- Name it y.\n- Check names." in pinned
     resumed.close()
+
+
+def test_review_calls_count_in_the_turn_usage(tmp_path):
+    usage = {"prompt_tokens": 100, "completion_tokens": 10}
+    session, _ = make_session(tmp_path, [
+        {**write("a.py", "x = 1\n"), "usage": usage}, {"content": "Done.", "usage": usage},
+        {"content": "ACCEPT", "usage": {"prompt_tokens": 40, "completion_tokens": 1}},
+    ], pipeline={"refine": True})
+    turn = session.run_turn("set x in a.py", Recorder(), threading.Event())
+    assert (turn.usage.prompt_tokens, turn.usage.completion_tokens) == (240, 21)
+
+
+def test_planning_pass_runs_no_post_run_hook(tmp_path):
+    steps = [{"description": f"step {n}", "files": ["a.py"], "rationale": "r"} for n in (1, 2, 3)]
+    session, provider = make_session(tmp_path, [
+        {"tool_calls": [{"name": "submit_plan", "arguments": {"title": "T", "steps": steps, "risks": ["x"],
+                                                                "assumptions": ["y"]}}]},
+    ], files={"a.py": "x = 1\n"}, pipeline={"refine": True}, verify={"enabled": True, "command": "false"})
+    emit = Recorder()
+    planned = session.plan_turn("plan a change to a.py", emit, threading.Event())
+    assert planned.plan is not None
+    assert emit.of(HookFinished) == [] and [r.purpose for r in provider.requests] == ["main"]
