@@ -67,16 +67,18 @@ class HookRunner:
             return self._failures.get(name, 0)
 
     def run(self, name: str, event: str, round_no: int, body: HookBody, *, emit: Emit,
-            cancel: threading.Event, timeout_s: float) -> HookOutcome:
-        """Run ``body`` as hook ``name`` on ``event`` in round ``round_no`` (see the class docstring)."""
+            cancel: threading.Event, timeout_s: float, key: str | None = None) -> HookOutcome:
+        """Run ``body`` as hook ``name`` on ``event`` in round ``round_no`` (see the class docstring).
+        ``key``: what its failures are counted under when several hooks share a name (default ``name``)."""
+        key = key or name
         emit(HookStarted(hook=name, event=event, round=round_no))
         started = time.monotonic()
-        if self.disabled(name):
+        if self.disabled(key):
             outcome = HookOutcome("disabled", f"switched off after {self.max_failures} failures in this session")
         else:
             outcome = self._isolated(name, body, cancel, timeout_s)
             if outcome.verdict in ("error", "timeout"):
-                self._count_failure(name, outcome, emit)
+                self._count_failure(key, name, outcome, emit)
         emit(HookFinished(hook=name, event=event, round=round_no, verdict=outcome.verdict,
                           duration_s=round(time.monotonic() - started, 3), message=one_line(outcome.message, 500),
                           detail=outcome.detail))
@@ -114,11 +116,12 @@ class HookRunner:
             return HookOutcome("error", f"{name} returned {type(outcome).__name__}, not a verdict")
         return outcome
 
-    def _count_failure(self, name: str, outcome: HookOutcome, emit: Emit) -> None:
+    def _count_failure(self, key: str, name: str, outcome: HookOutcome, emit: Emit) -> None:
         with self._lock:
-            count = self._failures.get(name, 0) + 1
-            self._failures[name] = count
+            count = self._failures.get(key, 0) + 1
+            self._failures[key] = count
         what = "failed: " if outcome.verdict == "error" else ""
         emit(Notice(message=f"Hook {name} {what}{one_line(outcome.message, 300)}"))
         if count == self.max_failures:
-            emit(Notice(message=f"Hook {name} failed {count} times: switched off for this session."))
+            shown = name if key == name else f"{name} (`{key.split('#', 1)[-1]}`)"
+            emit(Notice(message=f"Hook {shown} failed {count} times: switched off for this session."))

@@ -23,7 +23,7 @@ from .changes import RoundChanges
 from .effort import EffortKeeper, TurnKind, accepts_effort, choose_effort
 from .hooks import HookOutcome, HookRunner
 from .review import refine, reflexion
-from .user_hooks import UserToolGate, hook_name, run_user_hook
+from .user_hooks import UserToolGate, hook_key, hook_name, run_user_hook
 from .verify import VerifyHook, VerifyPermission
 
 if TYPE_CHECKING:
@@ -278,14 +278,15 @@ class Pipeline:
         hooks = settings.hooks.after_run
         payload = {"event": "after_run", "task": task, "final_text": turn.final_text, "stop_reason": turn.stop_reason,
                    "round": self.round}
-        for index, hook in enumerate(hooks):
+        for hook in hooks:
             if cancel.is_set():
                 return None
-            name = hook_name("after_run", index, len(hooks))
+            name = hook_name("after_run")
             outcome = self.runner.run(name, "after_run", self.round,
                                       lambda stop, h=hook: run_user_hook(h, payload, self.host.workspace,
                                                                          block_on_failure=False, stop=stop),
-                                      emit=emit, cancel=cancel, timeout_s=hook.timeout_s + LIMIT_MARGIN_S)
+                                      emit=emit, cancel=cancel, timeout_s=hook.timeout_s + LIMIT_MARGIN_S,
+                                      key=hook_key("after_run", hook))
             if outcome.verdict == "retry":
                 return name, outcome.value["feedback"], outcome.message
         return None

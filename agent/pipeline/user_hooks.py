@@ -32,9 +32,14 @@ if TYPE_CHECKING:
 RETRY_EXIT = 2
 
 
-def hook_name(event: str, index: int, count: int) -> str:
-    """The name a user hook is shown and counted under: ``user:<event>`` (``#N`` when several)."""
-    return f"user:{event}" + (f"#{index + 1}" if count > 1 else "")
+def hook_name(event: str) -> str:
+    """The name a user hook is shown under: ``user:<event>``."""
+    return f"user:{event}"
+
+
+def hook_key(event: str, hook: "UserHook") -> str:
+    """What a user hook's failures are counted under: its event and command."""
+    return f"user:{event}#{hook.command}"
 
 
 def run_user_hook(hook: "UserHook", payload: dict[str, Any], workspace: Path, *, block_on_failure: bool,
@@ -77,8 +82,8 @@ class UserToolGate:
         an error result whose text is the hook's reason."""
         hooks = self.settings.before_tool
         payload = {"event": "before_tool", "tool": call.name, "arguments": call.parsed_arguments(), "call_id": call.id}
-        for index, hook in enumerate(hooks):
-            outcome = self._run("before_tool", index, len(hooks), hook, payload, emit, cancel, block=True)
+        for hook in hooks:
+            outcome = self._run("before_tool", hook, payload, emit, cancel, block=True)
             if outcome.verdict == "block":
                 return ToolOutput(text=f"Blocked by the user's before_tool hook: {outcome.value}", is_error=True,
                                   outcome="denied")
@@ -89,12 +94,12 @@ class UserToolGate:
         hooks = self.settings.after_tool
         payload = {"event": "after_tool", "tool": call.name, "arguments": call.parsed_arguments(), "call_id": call.id,
                    "output": output.text, "is_error": output.is_error, "exit_code": output.exit_code}
-        for index, hook in enumerate(hooks):
-            self._run("after_tool", index, len(hooks), hook, payload, emit, cancel, block=False)
+        for hook in hooks:
+            self._run("after_tool", hook, payload, emit, cancel, block=False)
 
-    def _run(self, event: str, index: int, count: int, hook: "UserHook", payload: dict[str, Any],
+    def _run(self, event: str, hook: "UserHook", payload: dict[str, Any],
              emit: Emit, cancel: threading.Event, *, block: bool) -> HookOutcome:
-        return self.runner.run(hook_name(event, index, count), event, self.round_ref(),
+        return self.runner.run(hook_name(event), event, self.round_ref(),
                                lambda stop: run_user_hook(hook, payload, self.workspace, block_on_failure=block,
                                                           stop=stop),
-                               emit=emit, cancel=cancel, timeout_s=hook.timeout_s + 5.0)
+                               emit=emit, cancel=cancel, timeout_s=hook.timeout_s + 5.0, key=hook_key(event, hook))

@@ -70,3 +70,17 @@ def test_project_config_may_not_set_hooks(tmp_path, isolated_env):
     assert settings.hooks.before_tool == []
     assert [h.command for h in settings.hooks.after_run] == ["echo user"]
     assert any(".opencli.toml may not set [hooks]" in n for n in notices)
+
+
+def test_failing_user_hook_is_switched_off_after_three_failures(tmp_path):
+    from agent.events import Notice
+
+    replies = [bash(f"echo {n}") for n in range(4)] + [{"content": "done"}]
+    session, _ = make_session(tmp_path, replies, hooks={"after_tool": [{"command": "exit 1"}]})
+    emit = Recorder()
+    session.run_turn("echo four times", emit, threading.Event())
+    assert [h.verdict for h in emit.of(HookFinished)] == ["error", "error", "error", "disabled"]
+    assert {h.hook for h in emit.of(HookFinished)} == {"user:after_tool"}
+    assert "Hook user:after_tool (`exit 1`) failed 3 times: switched off for this session." in [
+        n.message for n in emit.of(Notice)]
+    assert all(not f.is_error for f in emit.of(ToolCallFinished))

@@ -58,3 +58,27 @@ def test_verify_asks_through_the_permission_screen_in_ask_mode(make_app, ui, wor
             assert blocks[0].message == "make test"
 
     asyncio.run(run())
+
+
+def test_verify_failed_turn_ends_with_a_stop_line(make_app, ui, workspace):
+    (workspace / "Makefile").write_text("test:\n\t@echo 1 failed; exit 1\n")
+    edit = {"tool_calls": [{"name": "edit", "arguments": {"path": "calc.py", "old_string": "a - b",
+                                                          "new_string": "a + b"}}]}
+    again = {"tool_calls": [{"name": "edit", "arguments": {"path": "calc.py", "old_string": "a + b",
+                                                           "new_string": "b + a"}}]}
+    app, _ = make_app([edit, {"content": "Fixed."}, again, {"content": "Fixed again."}], verify={"enabled": True})
+
+    async def run() -> None:
+        from tui.widgets.blocks import StopBlock
+
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "fix add")
+            await ui.wait_turn(pilot, app)
+            assert [(b.verdict, b.message) for b in app.query(HookBlock)] == [
+                ("retry", "1 failed · round 1 of 2"), ("retry", "1 failed · round 2 of 2")]
+            stops = list(app.query(StopBlock))
+            assert [s.reason for s in stops] == ["verify_failed"]
+            assert "the tests still fail" in str(stops[0].render())
+
+    asyncio.run(run())

@@ -309,6 +309,7 @@ STOP_TEXT = {
     "stuck": "■ Stopped: the agent was repeating itself",
     "cancelled": "■ Cancelled by you",
     "error": "■ Stopped by an error",
+    "verify_failed": "■ Stopped: the tests still fail after the verify rounds",
 }
 
 
