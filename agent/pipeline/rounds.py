@@ -171,7 +171,8 @@ class Pipeline:
         while True:
             held.round_no = self.round
             held.changes = changes = RoundChanges(self.host.workspace)
-            changes.start()
+            if self.host.settings.verify.enabled or self.host.settings.pipeline.refine:
+                changes.start()  # git's picture before the round (only a hook that reads it pays for it)
             start = len(agent.history)
             agent.config.max_turns = max(0, total - used)
             try:

@@ -145,3 +145,12 @@ def test_verify_asks_once_for_its_command_in_ask_mode(tmp_path, repo):
     assert (first.stop_reason, second.stop_reason) == ("done", "done")
     assert [r.preview for r in asked] == ["python -m pytest -q"]
     assert [h.verdict for h in emit.of(HookFinished)] == ["retry", "accept", "accept"]
+
+
+def test_verify_runs_after_a_command_changed_a_file(tmp_path, capsys, repo):
+    sed = {"tool_calls": [{"name": "bash", "arguments": {"command": "sed -i 's/a - b/a + b/' calc.py"}}]}
+    code, events, err, _ = run(tmp_path, capsys, repo, [sed, {"content": "Fixed with sed."}], "--verify",
+                               "--permission-mode", "full-auto")
+    assert code == 0, err
+    hook = next(e for e in events if e["type"] == "hook_finished")
+    assert (hook["verdict"], hook["message"]) == ("accept", "pytest · 1 passed")
