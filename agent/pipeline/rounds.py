@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..cancel import was_interrupted
+from ..context.pins import LESSONS_HEADING
 from ..events import AgentEvent, Emit, GuardTriggered, Notice, TurnFinished, TurnStarted
 from ..loop.config import MAX_TURNS_TEXT, TurnOptions
 from ..messages import AssistantMessage, Usage
@@ -227,7 +228,7 @@ class Pipeline:
         if not self.lessons:
             return feedback
         pinned = "\n".join(f"- {line}" for lesson in self.lessons[-MAX_LESSONS:] for line in lesson.splitlines())
-        return f"{feedback}\n\nLessons from earlier failed rounds (keep them in mind):\n{pinned}"
+        return f"{feedback}\n\n{LESSONS_HEADING}\n{pinned}"
 
     # ---------------------------------------------------------------------------------- hooks
     def _install_gate(self, agent: "Agent") -> None:

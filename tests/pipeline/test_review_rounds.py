@@ -116,3 +116,17 @@ def test_planning_pass_runs_no_post_run_hook(tmp_path):
     planned = session.plan_turn("plan a change to a.py", emit, threading.Event())
     assert planned.plan is not None
     assert emit.of(HookFinished) == [] and [r.purpose for r in provider.requests] == ["main"]
+
+
+def test_reflexion_lessons_are_pinned_at_compaction(tmp_path):
+    from agent.context.pins import collect_pins
+
+    session, _ = make_session(tmp_path, [
+        write("a.py", "x = 1\n"), {"content": "Done."}, {"content": "1. Use y."}, {"content": "Name it y.\nRe-read the task."},
+        write("a.py", "y = 1\n"), {"content": "Done."}, {"content": "ACCEPT"},
+    ], pipeline={"refine": True, "reflexion": True})
+    session.run_turn("set y in a.py", Recorder(), threading.Event())
+    pins = collect_pins(session.agent.history)
+    assert pins.lessons == ["Name it y.", "Re-read the task."]
+    assert "## Lessons from failed rounds (keep them in mind)\n- Name it y.\n- Re-read the task." in pins.render()
+    assert pins.task is not None and pins.task.content == "set y in a.py" and pins.instructions == []
