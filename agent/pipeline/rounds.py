@@ -185,6 +185,8 @@ class Pipeline:
                 agent.config.max_turns = total
             used += sum(1 for m in agent.history[start:] if isinstance(m, AssistantMessage) and m.tool_calls)
             usage = usage + turn.usage
+            if turn.stop_reason == "max_turns" and self.round > 1:  # the limit of the whole turn, not the remainder
+                turn = turn.model_copy(update={"final_text": MAX_TURNS_TEXT.format(n=total)})
             if turn.stop_reason != "done":
                 return self._finish(turn, usage, emit)
             asked = self._post_run(task, turn, changes, emit, cancel)

@@ -88,7 +88,8 @@ def test_verify_steps_share_the_max_turns_budget(tmp_path, capsys, repo):
     assert code == 3
     guard = next(e for e in events if e["type"] == "guard_triggered")
     assert guard["guard"] == "max_turns" and "max_turns = 1" in guard["message"]
-    assert events[-1]["stop_reason"] == "max_turns"
+    assert events[-1]["stop_reason"] == "max_turns" and "Stopped after 1 steps" in events[-1]["final_text"]
+    assert "max_turns = 1" in err
 
 
 def test_verify_is_skipped_when_nothing_changed(tmp_path, capsys, repo):
