@@ -27,12 +27,14 @@ class _Event(BaseModel):
 
 
 class TurnStarted(_Event):
-    """A user turn began. ``model`` is the litellm model name."""
+    """A user turn began. ``model`` is the litellm model name; ``reasoning_effort`` the turn's
+    effort hint (``low``, ``medium``, ``high``), or None when none is sent."""
 
     type: Literal["turn_started"] = "turn_started"
     session_id: str
     model: str
     prompt: str = ""
+    reasoning_effort: str | None = None
 
 
 class TextDelta(_Event):
@@ -344,9 +346,9 @@ class ErrorEvent(_Event):
 
 
 #: ``interrupted``: the process was asked to end (SIGTERM / SIGHUP) while the turn ran.
-StopReason = Literal["done", "max_turns", "stuck", "cancelled", "error", "interrupted"]
+#: ``verify_failed``: the verify hook still failed after its rounds (``agent.pipeline``).
 #: ``budget``: the session's spending limit (``--max-cost``, ``--max-tokens``) was reached.
-StopReason = Literal[StopReason, "budget"]  # type: ignore[misc]
+StopReason = Literal["done", "max_turns", "stuck", "cancelled", "error", "interrupted", "verify_failed", "budget"]
 
 
 class TurnFinished(_Event):
@@ -385,6 +387,37 @@ class ModelCallFinished(_Event):
     outcome: Literal["ok", "error", "cancelled"] = "ok"
     usage_estimated: bool = False
     error: str = ""
+#: How a hook run ended: ``accept`` (the run is fine), ``retry`` (another round, with ``message`` as
+#: the feedback), ``block`` (a ``before_tool`` hook refused the call), ``error`` (the hook raised or
+#: failed), ``timeout`` (its time limit passed), ``disabled`` (switched off after repeated
+#: failures), ``skipped`` (nothing to do, e.g. verify after a run that changed no file).
+HookVerdict = Literal["accept", "retry", "block", "error", "timeout", "disabled", "skipped"]
+
+
+class HookStarted(_Event):
+    """A pipeline hook began (``agent.pipeline``). ``hook``: ``verify``, ``refine``, ``reflexion`` or
+    ``user:<event>``; ``event``: ``before_run``, ``after_run``, ``before_tool`` or ``after_tool``;
+    ``round``: the turn's round, from 1."""
+
+    type: Literal["hook_started"] = "hook_started"
+    hook: str
+    event: str
+    round: int
+
+
+class HookFinished(_Event):
+    """A pipeline hook ended with ``verdict`` after ``duration_s`` seconds. ``message``: one line,
+    or the feedback handed back for the next round; ``detail``: more text (e.g. the failing test
+    output, truncated), or ""."""
+
+    type: Literal["hook_finished"] = "hook_finished"
+    hook: str
+    event: str
+    round: int
+    verdict: HookVerdict
+    duration_s: float
+    message: str
+    detail: str = ""
 
 
 class PermissionDecision(BaseModel):
@@ -440,6 +473,8 @@ AgentEvent = Union[
     TurnFinished,
     PermissionRequest,
     ModelCallFinished,
+    HookStarted,
+    HookFinished,
 ]
 
 Emit = Callable[[AgentEvent], None]

@@ -200,7 +200,7 @@ class SystemMessage(_Record):
 #: Where a user-role message came from: typed by the ``user``; the instruction that starts
 #: carrying out an approved plan (``plan_execution``: compaction pins the plan itself, not this
 #: message); a compaction ``summary``.
-UserOrigin = Literal["user", "plan_execution", "summary"]
+UserOrigin = Literal["user", "plan_execution", "summary", "hook"]
 
 
 class ModeMessage(BaseModel):

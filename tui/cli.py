@@ -58,6 +58,9 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
                         help="continue the latest session of this project")
     add("--compaction", choices=["off", "auto", "manual"],
         help="context compaction: auto at the threshold (default), manual (/compact only) or off")
+    add("--verify", action="store_true",
+        help="after a run that changed files, run the tests (verify.command or detected) and hand failures "
+             "back for another round; run: exit 5 when they still fail")
     add("--resume", nargs="?", const=PICK, metavar="ID",
                         help="continue session ID or a unique prefix of it (without ID: the TUI opens a "
                              "session picker; run lists recent sessions and exits 2)")
@@ -102,6 +105,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "budget": {key: value for key, value in (("max_cost_usd", getattr(args, "max_cost", None)),
                                                   ("max_tokens", getattr(args, "max_tokens", None)))
                    if value is not None} or None,
+        "verify": {"enabled": True} if getattr(args, "verify", False) else None,
     }
 
 
@@ -207,6 +211,7 @@ def _main(argv: Sequence[str] | None) -> int:
         except StartupError as exc:
             print(exc, file=sys.stderr)
             return EXIT_USAGE
+        session.verify_granted = bool(getattr(args, "verify", False))  # --verify: permission to run the tests
         from .headless import run_headless
 
         install_headless_handlers()

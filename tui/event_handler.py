@@ -102,6 +102,8 @@ class EventHandler:
             ev.ReminderInjected: self._on_reminder,
             ev.CompactionDone: self._on_compaction,
             ev.ModelCallFinished: self._on_model_call,
+            ev.HookStarted: self._on_hook_started,
+            ev.HookFinished: self._on_hook_finished,
         }
 
     async def handle(self, event: Any) -> None:
@@ -152,6 +154,7 @@ class EventHandler:
         self.guard = None
         self.retire_stop_panel()
         self.status.activity = "working..."
+        self.status.effort = getattr(event, "reasoning_effort", None) or ""
 
     def retire_stop_panel(self) -> None:
         """Take the Continue / Stop buttons off the last stop panel (a new turn began)."""
@@ -380,3 +383,29 @@ class EventHandler:
         await self.end_streams()
         await self.conversation.add(CompactionMark(event))
 
+    # -- pipeline hooks --------------------------------------------------------------------------
+    async def _on_hook_started(self, event: Any) -> None:
+        """A pipeline hook began: a compact ``HookBlock`` ("⋯ verify · running")."""
+        from .widgets.hook_block import HookBlock
+
+        await self.end_streams()
+        block = HookBlock(event.hook, event.event, event.round, duration_format=self.duration_format)
+        self._running_hooks()[event.hook] = block
+        await self.conversation.add(block)
+
+    async def _on_hook_finished(self, event: Any) -> None:
+        """A hook's verdict: its block shows it (a block is added when its start was not seen)."""
+        from .widgets.hook_block import HookBlock
+
+        block = self._running_hooks().pop(event.hook, None)
+        if block is None:
+            await self.end_streams()
+            block = HookBlock(event.hook, event.event, event.round, duration_format=self.duration_format)
+            await self.conversation.add(block)
+        block.finish(event.verdict, event.message, event.detail, event.duration_s)
+
+    def _running_hooks(self) -> dict[str, Any]:
+        """The blocks of the hooks running now, by hook name."""
+        if not hasattr(self, "_hook_blocks"):
+            self._hook_blocks: dict[str, Any] = {}
+        return self._hook_blocks

@@ -26,6 +26,7 @@ from .signals import interrupted_reason, interruptible_turn
 
 EXIT_CODES = {"done": 0, "error": 1, "max_turns": 3, "stuck": 4, "cancelled": 130, "interrupted": 143}
 EXIT_CODES["budget"] = 6  # the session's --max-cost / --max-tokens was reached
+EXIT_CODES["verify_failed"] = 5  # the verify hook still failed after its rounds (agent.pipeline)
 
 
 def exit_code_for(stop_reason: str) -> int:
@@ -147,6 +148,12 @@ class TextPrinter:
                 self._end_stream()
                 for line in self._plan_changes(event):
                     self.console.print(Text(line, style="magenta"))
+        elif getattr(event, "type", "") == "hook_finished":  # a pipeline hook's verdict, one line
+            self._end_stream()
+            failed = event.verdict in ("retry", "block", "error", "timeout")
+            mark = {"accept": "✓", "retry": "✗", "block": "⊘"}.get(event.verdict, "–" if not failed else "!")
+            line = f"{mark} {event.hook} · {event.verdict}" + (f": {event.message}" if event.message else "")
+            self.console.print(Text(f"{line} ({event.duration_s:.1f}s)", style="red" if failed else "dim"))
         elif isinstance(event, TurnFinished):
             self._end_stream()
             if event.session_id:
@@ -261,6 +268,7 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             "cancelled": "cancelled by the user",
             "interrupted": interrupted_reason(signals.received),
             "budget": f"stopped: {result.final_text}",
+            "verify_failed": f"stopped: {result.final_text}",
         }.get(result.stop_reason, result.stop_reason)
         print(f"opencli-tui: {reason}", file=err)
     return code

@@ -6,7 +6,8 @@ Nested sections use ``__`` in env names (``OPENCLI_COMPACTION__STRIP_REASONING_A
 the flat names ``OPENCLI_MAX_TOOL_OUTPUT`` and ``OPENCLI_CONTEXT_WINDOW`` are aliases of their nested keys.
 
 A project file may not loosen permissions nor change ``api_base`` (a cloned repository must not
-be able to): those keys are dropped from it, with a notice, unless they make things stricter.
+be able to): those keys are dropped from it, with a notice, unless they make things stricter. It
+may not set ``[hooks]`` either (shell commands run on events: opening a repository must not run them).
 
 ``load_settings`` raises ``ConfigError`` with one line naming the setting when a value is invalid,
 and where the bad value came from: the flag (``--max-turns``), the ``OPENCLI_*`` variable, or the
@@ -114,6 +115,10 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
         project.pop("api_base")
         notices.append(".opencli.toml may not set api_base; ignored (set it in your user config, env or --api-base).")
     _restrict_project_rules(project, user, notices)
+    if "hooks" in project:  # opening a repository must not run its code
+        project.pop("hooks")
+        notices.append(".opencli.toml may not set [hooks]: opening a repository must not run its commands; "
+                       "ignored (put hooks in your user config).")
     bash = project.get("bash")
     if isinstance(bash, dict) and bash.pop("env_allow", None) is not None:
         notices.append(".opencli.toml may not pass secret environment variables to commands ([bash] env_allow); "

@@ -127,6 +127,44 @@ class BudgetSettings(BaseModel):
 
     max_cost_usd: float | None = Field(None, ge=0, description="Stop once the session's model calls cost this many US dollars (litellm's prices; calls of unpriced models add nothing). Unset = no limit.")
     max_tokens: int | None = Field(None, ge=0, description="Stop once the session's model calls used this many tokens (prompt + completion). Unset = no limit.")
+class VerifySettings(BaseModel):
+    """The ``[verify]`` section: the post-run test hook (``agent.pipeline.verify``)."""
+
+    enabled: bool = Field(False, description="Run the project's tests after a run that changed files (also --verify).")
+    command: str | None = Field(None, description="The test command; unset detects pytest, npm test, cargo test, go test or make test.")
+    max_rounds: int = Field(2, ge=1, description="Rounds in all (the first included) before the turn ends as verify_failed.")
+    timeout_s: float = Field(600.0, gt=0, description="Time limit of one test run (seconds).")
+
+
+class PipelineSettings(BaseModel):
+    """The ``[pipeline]`` section: the review hooks around the loop and their limits."""
+
+    refine: bool = Field(False, description="After a run that changed files, the model reviews its diff (one call, no tools) and may ask for a round.")
+    reflexion: bool = Field(False, description="After a failed round, the model writes a lesson of at most 3 lines for the next round.")
+    max_rounds: int = Field(2, ge=1, description="Rounds in all that refine and user after_run hooks may ask for.")
+    hook_timeout_s: float = Field(120.0, gt=0, description="Time limit of one refine or reflexion call (seconds).")
+
+
+class UserHook(BaseModel):
+    """One user hook: a shell ``command`` run with the event as JSON on stdin, within ``timeout_s``."""
+
+    command: str = Field(min_length=1)
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class HookSettings(BaseModel):
+    """The ``[hooks]`` section (user config only): shell commands per event."""
+
+    before_tool: list[UserHook] = Field(default_factory=list, description="Before a tool call runs; a non-zero exit blocks it, its stderr is the reason the model sees.")
+    after_tool: list[UserHook] = Field(default_factory=list, description="After a tool call has its result.")
+    after_run: list[UserHook] = Field(default_factory=list, description="After a run; exit 2 asks for another round with its stderr as feedback.")
+
+
+class ReasoningSettings(BaseModel):
+    """The ``[reasoning]`` section: the effort hint sent with each turn's requests."""
+
+    effort: Literal["auto", "low", "medium", "high"] = Field("auto", description="auto picks per turn: planning and refine high, short read-only questions low, else medium.")
+    send_effort: Literal["auto", "on", "off"] = Field("auto", description="auto: only to models litellm says take it; on: always; off: never.")
 
 
 class Settings(BaseSettings):
@@ -171,6 +209,10 @@ class Settings(BaseSettings):
     bash: BashSettings = Field(default_factory=BashSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    reasoning: ReasoningSettings = Field(default_factory=ReasoningSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

@@ -10,7 +10,9 @@ summarised) and returns a ``Pins``:
 - ``test_runs``: a ``TestLedger`` of every test command and its outcome, which gives the last
   unresolved error per test target and the final test state;
 - ``changed_files``: files changed in the session, from the tools' calls and from the caller
-  (git sees what bash changed).
+  (git sees what bash changed);
+- ``lessons``: the lessons reflexion wrote after failed rounds (``agent.pipeline``), read from the
+  pipeline's round messages (origin ``hook``) under ``LESSONS_HEADING``, newest last, each once.
 
 Test targets, runs and their outcomes are ``test_runs``.
 """
@@ -30,6 +32,10 @@ ERROR_CAP_CHARS = 2000
 INSTRUCTION_CAP_CHARS = 8000
 #: Most changed files listed by name (the rest are counted).
 MAX_LISTED_FILES = 60
+#: The line after which a pipeline round message lists the lessons of failed rounds, one per "- " line.
+LESSONS_HEADING = "Lessons from earlier failed rounds (keep them in mind):"
+#: Most lesson lines pinned (the newest).
+MAX_PINNED_LESSON_LINES = 9
 
 @dataclass
 class Pins:
@@ -43,6 +49,7 @@ class Pins:
     #: The mode message the conversation stated last (Plan/Act), carried by the summary message
     #: when the message that stated it is summarised.
     mode: ModeMessage | None = None
+    lessons: list[str] = field(default_factory=list)
 
     def render(self, *, kept_ids: Iterable[str] = (), error_cap_chars: int = ERROR_CAP_CHARS,
                instructions_cap_chars: int | None = None) -> str:
@@ -79,6 +86,9 @@ class Pins:
             if later_runs:
                 text += "\n- later runs of narrower targets: " + "; ".join(r.line() for r in later_runs[-3:])
             parts.append(text)
+        if self.lessons:
+            parts.append("## Lessons from failed rounds (keep them in mind)\n"
+                         + "\n".join(f"- {line}" for line in self.lessons))
         if self.changed_files:
             shown = self.changed_files[:MAX_LISTED_FILES]
             more = len(self.changed_files) - len(shown)
@@ -142,6 +152,20 @@ def tool_changed_files(messages: Sequence[Message], *, is_mutating: Callable[[st
     return list(paths)
 
 
+def lesson_lines(history: Sequence[Message]) -> list[str]:
+    """The lesson lines of the pipeline's round messages in ``history`` (``LESSONS_HEADING``),
+    each once, the newest ``MAX_PINNED_LESSON_LINES``."""
+    found: dict[str, None] = {}
+    for message in history:
+        if not (isinstance(message, UserMessage) and message.origin == "hook" and LESSONS_HEADING in message.content):
+            continue
+        for line in message.content.split(LESSONS_HEADING, 1)[1].splitlines():
+            if line.startswith("- ") and line[2:].strip():
+                found.pop(line[2:].strip(), None)
+                found[line[2:].strip()] = None
+    return list(found)[-MAX_PINNED_LESSON_LINES:]
+
+
 def collect_pins(history: Sequence[Message], *, plan_markdown: str | None = None,
                  is_mutating: Callable[[str], bool] = lambda name: name in ("write", "edit"),
                  is_exec: Callable[[str], bool] = lambda name: name == "bash",
@@ -155,7 +179,7 @@ def collect_pins(history: Sequence[Message], *, plan_markdown: str | None = None
     modes = [m.mode for m in history if isinstance(m, UserMessage) and m.mode is not None]
     return Pins(task=instructions[0] if instructions else None, instructions=instructions[1:],
                 plan_markdown=plan_markdown, tests=ledger_of(history, is_exec=is_exec), changed_files=files,
-                mode=modes[-1] if modes else None)
+                mode=modes[-1] if modes else None, lessons=lesson_lines(history))
 
 
-__all__ = ["Pins", "collect_pins", "is_instruction", "tool_changed_files"]
+__all__ = ["LESSONS_HEADING", "Pins", "collect_pins", "is_instruction", "lesson_lines", "tool_changed_files"]

@@ -150,7 +150,8 @@ class Agent(ToolCallsMixin):
                 messages.append(m.to_openai())
         return ModelRequest(model=self.model, messages=messages, tools=self._offered_schemas(),
                             api_base=self.config.api_base, temperature=self.config.temperature,
-                            max_tokens=self.config.max_tokens)
+                            max_tokens=self.config.max_tokens,
+                            reasoning_effort=self._turn_options.reasoning_effort)
 
     # -------------------------------------------------------------------------------------- turn
     def steer(self, text: str) -> bool:

@@ -37,16 +37,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..events import CompactionDone, ContextUsage, Emit, Notice
 from ..messages import Message, ToolResultMessage
-from ..observability.model_calls import meter_for
 from ..providers.base import ModelRequest, ProviderError
 from ..session.records import CompactionRecord
-from .reply import ReplyAssembler
-from .retry import call_with_retries
+from .side_call import side_call
 from ..context.aggregation import default_capability_of
 from ..context.budget import max_prompt_tokens
 from ..context.compaction.rewrite import CompactionResult, compact
 from ..context.pins import collect_pins
-from ..context.pruning import strip_think_tags
 from ..context.truncation.saved_file import safe_call_id
 
 if TYPE_CHECKING:
@@ -294,26 +291,7 @@ class Compactor:
         request = ModelRequest(model=agent.model, messages=messages, purpose="summary",
                                api_base=agent.config.api_base, temperature=agent.config.temperature)
 
-        meter = meter_for(agent, "summary", sum(agent.budget.text_tokens(str(m.get("content") or "")) for m in messages))
-
-        def attempt() -> str:
-            assembler = ReplyAssembler()
-            timer = meter.start()
-            try:
-                for delta in agent.provider.stream(request, cancel):
-                    timer.chunk()
-                    assembler.add(delta)
-                    if cancel.is_set():
-                        raise ProviderError("unknown", "cancelled")
-            except BaseException as exc:
-                timer.finish(emit, usage=assembler.usage, reply_text=assembler.streamed_text(),
-                             outcome="cancelled" if cancel.is_set() else "error", error=str(exc))
-                raise
-            timer.finish(emit, usage=assembler.usage, reply_text=assembler.streamed_text())
-            return strip_think_tags(assembler.build(agent.model, keep_tool_calls=False).content or "")
-
-        return call_with_retries(attempt, agent.config.retry, emit=emit, cancel=cancel,
-                                 instant=getattr(agent.provider, "instant_retries", False))
+        return side_call(agent, request, emit, cancel).content or ""
 
 
 def _journal_record(result: CompactionResult, focus: str | None, tokens_before: int, tokens_after: int, mark: int,

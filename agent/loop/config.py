@@ -56,8 +56,10 @@ class TurnOptions:
 
     ``allowed_capabilities``: when set, calls of tools with another capability are refused (every
     tool stays offered, so the tool list never changes), instead of ``LoopConfig``'s;
-    ``restricted_mode_name`` names the mode in the refusal.
+    ``restricted_mode_name`` names the mode in the refusal. ``reasoning_effort``: the effort hint
+    (``low``, ``medium``, ``high``) every request of the turn carries, or None to send none.
     """
 
     allowed_capabilities: frozenset[Capability] | None = None
     restricted_mode_name: str = ""
+    reasoning_effort: str | None = None

@@ -138,11 +138,16 @@ class ToolCallsMixin:
             return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
                                     "output token limit). Send a shorter call, e.g. split a large write into "
                                     "several edits."), is_error=True)
+        gate = getattr(self, "tool_gate", None)  # before/after_tool hooks, e.g. pipeline.user_hooks.UserToolGate
+        if gate is not None and (blocked := gate.before(call, emit, cancel)) is not None:
+            return blocked
         if self.checkpoints is not None and tool is not None:  # save files before a change (undo)
             warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
             if warning:
                 emit(Notice(message=warning))
         output = self.registry.execute(call, ctx)
+        if gate is not None:
+            gate.after(call, output, emit, cancel)
         if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
             self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
         return output

@@ -103,7 +103,8 @@ class PlanController:
             self._submitted.append(plan)
 
     # ------------------------------------------------------------------------ planning pass
-    def plan_pass(self, agent: "Agent", task: str, emit: Emit, cancel: threading.Event) -> PlanResult:
+    def plan_pass(self, agent: "Agent", task: str, emit: Emit, cancel: threading.Event, *,
+                  reasoning_effort: str | None = None) -> PlanResult:
         """Run the read-only planning pass for ``task`` on ``agent`` (its history and journal).
 
         The request keeps the session's system prompt and tool list (every tool offered); the
@@ -112,12 +113,14 @@ class PlanController:
         Ends when ``submit_plan`` succeeds or the model answers in text (then the markdown
         fallback is tried). When a plan results it is stored as ``proposed``, journaled (event
         ``proposed``) and emitted as ``PlanUpdated(approved=False)`` after the turn's
-        ``TurnFinished``. Never raises for model or tool failures.
+        ``TurnFinished``. Never raises for model or tool failures. ``reasoning_effort``: the turn's
+        effort hint (``TurnOptions.reasoning_effort``).
         """
         ensure_plan_tools(agent, self)
         read_only = frozenset({Capability.READ})
         usable = [t.name for t in agent.registry.tools() if t.capability in read_only and t.name != "update_plan"]
-        options = TurnOptions(allowed_capabilities=read_only, restricted_mode_name="Plan mode")
+        options = TurnOptions(allowed_capabilities=read_only, restricted_mode_name="Plan mode",
+                              reasoning_effort=reasoning_effort)
         with self._lock:
             self._submitted = []
         try:
@@ -144,7 +147,8 @@ class PlanController:
         return result
 
     # --------------------------------------------------------------------------- execution
-    def execute(self, agent: "Agent", plan: Plan, emit: Emit, cancel: threading.Event) -> TurnFinished:
+    def execute(self, agent: "Agent", plan: Plan, emit: Emit, cancel: threading.Event, *,
+                options: TurnOptions | None = None) -> TurnFinished:
         """Approve ``plan`` (possibly edited by the user) and run it as a normal Act turn.
 
         The plan is copied with ids renumbered 1..n and becomes ``self.plan`` (its skipped steps
@@ -152,7 +156,7 @@ class PlanController:
         (event ``approved``); the turn's user message is ``execution_prompt(plan)`` (after the
         Act mode message, see ``run_turn``), with the id the ``approved`` record names in its
         ``message_id``. ``PlanUpdated`` is emitted right after ``TurnStarted`` and after each
-        change. Raises ``PlanError`` when the plan has no step.
+        change. ``options``: the turn's ``TurnOptions``. Raises ``PlanError`` when the plan has no step.
         """
         from ..messages import new_id
 
@@ -168,12 +172,12 @@ class PlanController:
         message_id = new_id()
         record_plan(agent, "approved", approved, message_id=message_id)
         return self.run_turn(agent, execution_prompt(approved, edited=edited), emit, cancel, announce=True,
-                             message_id=message_id, origin="plan_execution")
+                             message_id=message_id, origin="plan_execution", options=options)
 
     def run_turn(self, agent: "Agent", prompt: str, emit: Emit, cancel: threading.Event, *,
                  announce: bool = False, message_id: str | None = None,
-                 origin: UserOrigin = "user") -> TurnFinished:
-        """Run a normal (Act) turn. When the conversation the model sees last stated Plan mode,
+                 origin: UserOrigin = "user", options: TurnOptions | None = None) -> TurnFinished:
+        """Run a normal (Act) turn (``options``: its ``TurnOptions``). When the conversation the model sees last stated Plan mode,
         the user message starts with ``act_mode_message`` (the tools and system prompt never
         change, so the mode is said in the conversation). While a plan is active, edits to
         undeclared files are recorded. ``announce`` emits the plan right after ``TurnStarted``;
@@ -182,6 +186,8 @@ class PlanController:
         extra: dict[str, Any] = {"message_id": message_id} if message_id else {}
         if origin != "user":
             extra["origin"] = origin
+        if options is not None:
+            extra["options"] = options
         if stated_mode(agent.context_view()) == "plan":
             extra["mode"] = act_mode_message()
         if self.plan is None:

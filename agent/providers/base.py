@@ -40,16 +40,19 @@ class ProviderError(Exception):
 class ModelRequest(BaseModel):
     """One model call exactly as sent: litellm model name, OpenAI-format messages and tools.
 
-    ``purpose`` is ``"main"`` for the ReAct loop and ``"summary"`` for compaction calls.
+    ``purpose`` is ``"main"`` for the ReAct loop, ``"summary"`` for compaction calls, ``"refine"`` and
+    ``"reflexion"`` for the quality pipeline's review and lesson calls (``agent.pipeline``).
+    ``reasoning_effort``: the effort hint to send (``low``, ``medium``, ``high``), or None for none.
     """
 
     model: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = Field(default_factory=list)
-    purpose: Literal["main", "summary"] = "main"
+    purpose: Literal["main", "summary", "refine", "reflexion"] = "main"
     api_base: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    reasoning_effort: str | None = None
 
 
 class StreamDelta(BaseModel):

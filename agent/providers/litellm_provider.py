@@ -171,6 +171,8 @@ class LiteLLMProvider:
             kwargs["temperature"] = request.temperature
         if request.max_tokens is not None:
             kwargs["max_tokens"] = request.max_tokens
+        if request.reasoning_effort is not None:  # the pipeline sends it only to models that take it
+            kwargs["reasoning_effort"] = request.reasoning_effort
         kwargs.update(self.completion_kwargs)
         try:
             for item in watch_stream(lambda: litellm.completion(**kwargs), self._limits_for(request.model), cancel):

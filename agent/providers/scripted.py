@@ -43,7 +43,7 @@ class ScriptedProvider:
     """Replays scripted replies in order; ``requests`` records every request received.
 
     ``log_path`` (``--replay-log``) appends each request as one JSON line
-    ``{"purpose", "model", "messages", "tools"}``. ``instant_retries`` tells the loop not to sleep
+    ``{"purpose", "model", "messages", "tools"}``, plus ``"reasoning_effort"`` when the request carries one. ``instant_retries`` tells the loop not to sleep
     between retries.
     """
 
@@ -76,6 +76,8 @@ class ScriptedProvider:
 
             record = {"purpose": request.purpose, "model": request.model,
                       "messages": request.messages, "tools": request.tools}
+            if request.reasoning_effort is not None:  # an extension of the replay log: only when sent
+                record["reasoning_effort"] = request.reasoning_effort
             line = json.dumps(default_redactor().value(record))  # a file on disk: 0600, secrets redacted
             with os.fdopen(open_private(self.log_path), "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")

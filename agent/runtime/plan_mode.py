@@ -32,19 +32,21 @@ class PlanDelegation:
 
     def plan_turn(self, task: str, emit: "Emit", cancel: threading.Event) -> "PlanResult":
         """Run the read-only planning pass for ``task`` (``PlanController.plan_pass``) and return
-        the proposed plan, or why there is none. Changes nothing in the workspace."""
+        the proposed plan, or why there is none. Changes nothing in the workspace. The pipeline adds
+        the effort hint and runs no post-run hook."""
         emit = self.observed(emit)
         self.prepare()
         assert self.agent is not None
-        return self.plans.plan_pass(self.agent, self.with_attachments(task, emit), emit, cancel)
+        return self.pipeline.plan(self.with_attachments(task, emit), emit, cancel)
 
     def execute_plan(self, plan: "Plan", emit: "Emit", cancel: threading.Event) -> "TurnFinished":
         """Approve ``plan`` (possibly edited) and carry it out in an Act turn that marks progress
-        with ``update_plan`` (``PlanController.execute``). Raises ``PlanError`` for an empty plan."""
+        with ``update_plan`` (``PlanController.execute``) through the pipeline (its post-run hooks
+        included). Raises ``PlanError`` for an empty plan."""
         emit = self.observed(emit)
         self.prepare()
         assert self.agent is not None
-        return self.plans.execute(self.agent, plan, emit, cancel)
+        return self.pipeline.run_plan(plan, emit, cancel)
 
     def discard_plan(self) -> None:
         """Drop the proposed and the active plan (journaled when the session has started)."""

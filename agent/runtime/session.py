@@ -25,6 +25,7 @@ from .agent_builder import AgentBuilding
 from .modes import SessionModes
 from .observing import SessionObserving
 from .plan_mode import PlanDelegation
+from .quality import SessionPipeline
 from .watching import SessionWatching
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
@@ -59,7 +60,7 @@ EMBEDDED_TOOLS_NOTICE = ("It reads, greps and globs only: it cannot edit files o
                          "[embedded] tools = \"all\" in your config gives it every tool.")
 
 
-class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching, SessionObserving):
+class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching, SessionObserving, SessionPipeline):
     """A conversation bound to a workspace, a model and a provider.
 
     Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
@@ -218,11 +219,12 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
 
     # ---------------------------------------------------------------------------------- turns
     def run_turn(self, prompt: str, emit: "Emit", cancel: threading.Event) -> "TurnFinished":
-        """Run one user turn (see ``Agent.run_turn``); prepares the session first if needed."""
+        """Run one user turn through the quality pipeline (``agent.pipeline``: effort hint, hooks,
+        rounds around ``Agent.run_turn``); prepares the session first if needed."""
         emit = self.observed(emit)
         self.prepare()
         assert self.agent is not None
-        return self.plans.run_turn(self.agent, self.with_attachments(prompt, emit), emit, cancel)
+        return self.pipeline.run(self.with_attachments(prompt, emit), emit, cancel)
 
     def workspace_files(self) -> list[str]:
         """The workspace's files for ``@path`` completion (``git_repo.workspace_files``; runs git:
@@ -346,6 +348,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
             self.session_id = new_session_id()
             self.agent = None
             self._plans = None
+            self._pipeline = None  # a new session: hook failure counts and lessons start over
             self.resumed = None
             self._restore_pending = False
             self._checkpoints = None

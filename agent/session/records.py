@@ -301,15 +301,26 @@ class GitBaselineRecord(RecordBase):
     time: float = 0.0
 
 
+class LessonRecord(RecordBase):
+    """A lesson (at most 3 lines) the model wrote after a failed round (``pipeline.review``),
+    pinned for the next rounds; ``round`` is the round that failed, ``hook`` the hook that failed it."""
+
+    kind: Literal["lesson"] = "lesson"
+    text: str
+    round: int = 1
+    hook: str = ""
+    time: float = 0.0
+
+
 JournalRecord = Annotated[
     Union[MessageRecord, SessionRecord, EventRecord, ModeRecord, PlanRecord, CompactionRecord, ToolDetailsRecord,
-          PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord],
+          PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord, LessonRecord],
     Field(discriminator="kind"),
 ]
 RECORD_ADAPTER: TypeAdapter[JournalRecord] = TypeAdapter(JournalRecord)
 RECORD_ADAPTER_TYPES: tuple[type[RecordBase], ...] = (
     MessageRecord, SessionRecord, EventRecord, ModeRecord, PlanRecord, CompactionRecord, ToolDetailsRecord,
-    PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord)
+    PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord, LessonRecord)
 #: The ``kind`` of every record type.
 RECORD_KINDS: tuple[str, ...] = tuple(cls.model_fields["kind"].default for cls in RECORD_ADAPTER_TYPES)
 

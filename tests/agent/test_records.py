@@ -14,7 +14,8 @@ from agent.permissions.grants import SessionGrant
 from agent.plan.model import Plan, PlanStep
 from agent.events import ToolResult
 from agent.session.journal import SessionJournal, read_journal
-from agent.session.records import (RECORD_KINDS, CompactionRecord, EventRecord, GitBaselineRecord, MessageRecord,
+from agent.session.records import (RECORD_KINDS, CompactionRecord, EventRecord, GitBaselineRecord, LessonRecord,
+                                   MessageRecord,
                                    ModeRecord, PermissionGrantRecord, PlanRecord, SessionRecord, SystemPromptRecord,
                                    ToolDetailsRecord, parse_record, read_records)
 from agent.session.resume import load_session, session_info
@@ -45,6 +46,7 @@ EXAMPLES = [
     PermissionGrantRecord.of(SessionGrant("session_tool", "edit")),
     SystemPromptRecord(text="You are...", tools=("read", "bash"), model="m", reason="started", time=9.0),
     GitBaselineRecord(dirty=["a.py"], time=10.0),
+    LessonRecord(text="Run the whole test file, not one test.", round=1, hook="verify", time=11.0),
 ]
 
 

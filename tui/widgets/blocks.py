@@ -310,6 +310,7 @@ STOP_TEXT = {
     "cancelled": "■ Cancelled by you",
     "error": "■ Stopped by an error",
     "budget": "■ Stopped",  # the detail names the limit: "budget reached: ..."
+    "verify_failed": "■ Stopped: the tests still fail after the verify rounds",
 }
 
 

@@ -59,6 +59,8 @@ class StatusBar(Horizontal):
     context_approximate: reactive[bool] = reactive(True)
     #: The session journal cannot be written (a persistent mark until writes resume).
     journal_failed: reactive[bool] = reactive(False)
+    #: The effort hint of the running or last turn (``low``, ``medium``, ``high``), or "" for none.
+    effort: reactive[str] = reactive("")
 
     def compose(self) -> ComposeResult:
         from .context_meter import ContextMeter  # imports format_tokens from here
@@ -82,7 +84,8 @@ class StatusBar(Horizontal):
     def info_text(self, *, short_model: bool = False, perm: int = 0, max_width: int | None = None) -> Text:
         """Return the left part of the bar as styled text.
 
-        ``short_model``: the model without provider prefix and without the embedded note;
+        ``short_model``: the model without provider prefix, the embedded note and the effort hint
+        (``· effort high``, shown after the model when one is sent);
         ``perm``: 0 ``· perm ask``, 1 ``· ask``, 2 no permission mode; ``max_width``: shorten
         the model name (with an ellipsis) so the mode and the activity still fit.
         """
@@ -96,6 +99,8 @@ class StatusBar(Horizontal):
         text.append("  ")
         model = short_model_name(self.model) if short_model else self.model
         note = EMBEDDED_NOTE if self.embedded and not short_model else ""
+        if self.effort and not short_model:
+            note += f" · effort {self.effort}"
         perm_text = {0: f" · perm {self.permission_mode}", 1: f" · {self.permission_mode}"}.get(perm, "")
         activity = f" · {self.activity}" if self.activity else ""
         if max_width is not None:
@@ -198,4 +203,7 @@ class StatusBar(Horizontal):
         self._update()
 
     def watch_embedded(self) -> None:
+        self._update()
+
+    def watch_effort(self) -> None:
         self._update()

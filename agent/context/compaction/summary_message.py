@@ -76,6 +76,8 @@ def pinned_names(pins: Pins, kept_ids: list[str], carried: list[str]) -> list[st
         names.append("test state")
     if pins.changed_files:
         names.append("changed files")
+    if pins.lessons:
+        names.append("lessons")
     return names
 
 
