@@ -121,6 +121,14 @@ class RetentionSettings(BaseModel):
     max_total_mb: float = Field(2048.0, ge=0, description="Delete the oldest sessions while all of the user's sessions take more than this (MB; 0 = no size cap).")
 
 
+class SubagentSettings(BaseModel):
+    """``[subagents]``: limits of the sub-agents the ``task`` tool starts."""
+
+    max_turns: int = Field(15, ge=1, description="Steps with tool calls a sub-agent may take (a call's max_turns may only lower it).")
+    time_limit_s: float = Field(600.0, gt=0, description="Wall-clock limit of one sub-agent (seconds).")
+    max_parallel: int = Field(4, ge=1, le=16, description="Sub-agents running at once; more task calls in one reply wait for a free slot.")
+
+
 class Settings(BaseSettings):
     """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
 
@@ -162,6 +170,7 @@ class Settings(BaseSettings):
     permissions: PermissionRuleSettings = Field(default_factory=PermissionRuleSettings)
     bash: BashSettings = Field(default_factory=BashSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

@@ -40,16 +40,19 @@ class ProviderError(Exception):
 class ModelRequest(BaseModel):
     """One model call exactly as sent: litellm model name, OpenAI-format messages and tools.
 
-    ``purpose`` is ``"main"`` for the ReAct loop and ``"summary"`` for compaction calls.
+    ``purpose`` is ``"main"`` for the ReAct loop, ``"summary"`` for compaction calls and
+    ``"subagent"`` for a sub-agent's loop; ``task_index`` is then the sub-agent's 1-based order
+    among those the parent asked for (``SubagentStarted.index``), else None.
     """
 
     model: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = Field(default_factory=list)
-    purpose: Literal["main", "summary"] = "main"
+    purpose: Literal["main", "summary", "subagent"] = "main"
     api_base: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    task_index: int | None = None
 
 
 class StreamDelta(BaseModel):
