@@ -25,6 +25,7 @@ from . import signals
 from .signals import interrupted_reason, interruptible_turn
 
 EXIT_CODES = {"done": 0, "error": 1, "max_turns": 3, "stuck": 4, "cancelled": 130, "interrupted": 143}
+EXIT_CODES["budget"] = 6  # the session's --max-cost / --max-tokens budget is spent
 
 
 def exit_code_for(stop_reason: str) -> int:
@@ -146,6 +147,10 @@ class TextPrinter:
                 self._end_stream()
                 for line in self._plan_changes(event):
                     self.console.print(Text(line, style="magenta"))
+        elif getattr(event, "type", "").startswith("subagent_") and event.type != "subagent_progress":
+            self._end_stream()
+            line, style = _subagent_line(event)
+            self.console.print(Text(line, style=style))
         elif isinstance(event, TurnFinished):
             self._end_stream()
             if event.session_id:
@@ -180,6 +185,18 @@ class TextPrinter:
                 self._undeclared.add(path)
                 lines.append(f"  ! {path} changed, but no plan step lists it")
         return lines
+
+
+def _subagent_line(event: Any) -> tuple[str, str]:
+    """The text output's line for a sub-agent's start or end, and its style."""
+    who = f"  ◆ sub-agent {event.index}"
+    if event.type == "subagent_started":
+        return f"{who} started: {_terminal_safe(event.description)}", "cyan"
+    tokens = event.usage.prompt_tokens + event.usage.completion_tokens
+    figures = f"{event.duration_s:.1f}s, {tokens} tokens"
+    if event.type == "subagent_completed":
+        return f"{who} done in {figures}", "dim"
+    return f"{who} {event.stop_reason} after {figures}: {_terminal_safe(event.message)}", "red"
 
 
 def run_headless(session, task: str, *, output_format: str = "text", notices: list[str] | None = None,
@@ -255,6 +272,7 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             "stuck": f"stopped: {result.final_text or 'the agent was stuck in a loop'}",
             "cancelled": "cancelled by the user",
             "interrupted": interrupted_reason(signals.received),
+            "budget": f"stopped: {result.final_text or 'the session budget is spent'}",
         }.get(result.stop_reason, result.stop_reason)
         print(f"opencli-tui: {reason}", file=err)
     return code
