@@ -101,6 +101,10 @@ class EventHandler:
             ev.PlanUpdated: self._on_plan_updated,
             ev.ReminderInjected: self._on_reminder,
             ev.CompactionDone: self._on_compaction,
+            ev.SubagentStarted: self._on_subagent_started,
+            ev.SubagentProgress: self._on_subagent_progress,
+            ev.SubagentCompleted: self._on_subagent_finished,
+            ev.SubagentFailed: self._on_subagent_finished,
         }
 
     async def handle(self, event: Any) -> None:
@@ -151,6 +155,9 @@ class EventHandler:
         self.guard = None
         self.retire_stop_panel()
         self.status.activity = "working..."
+        timeline = self._subagent_timeline()
+        if timeline is not None:  # the timeline shows the sub-agents of the running turn
+            await timeline.clear()
 
     def retire_stop_panel(self) -> None:
         """Take the Continue / Stop buttons off the last stop panel (a new turn began)."""
@@ -368,3 +375,28 @@ class EventHandler:
         await self.end_streams()
         await self.conversation.add(CompactionMark(event))
 
+    # -- sub-agents (the timeline above the prompt, tui/widgets/subagent_timeline.py) -------------
+    def _subagent_timeline(self) -> Any:
+        """The timeline of the conversation's screen, or None (a screen without one)."""
+        from .widgets.subagent_timeline import SubagentTimeline
+
+        try:
+            found = self.conversation.screen.query(SubagentTimeline)
+        except Exception:  # noqa: BLE001 - not mounted on a screen (yet)
+            return None
+        return found.first() if found else None
+
+    async def _on_subagent_started(self, event: Any) -> None:
+        timeline = self._subagent_timeline()
+        if timeline is not None:
+            await timeline.started(event)
+
+    async def _on_subagent_progress(self, event: Any) -> None:
+        timeline = self._subagent_timeline()
+        if timeline is not None:
+            timeline.progress(event)
+
+    async def _on_subagent_finished(self, event: Any) -> None:
+        timeline = self._subagent_timeline()
+        if timeline is not None:
+            await timeline.finished(event)

@@ -1,0 +1,145 @@
+"""The sub-agent timeline above the prompt and the read-only conversation of one sub-agent:
+cards side by side with status, time and tokens; F3, arrows, Enter and clicks; the conversation
+replayed from the sub-agent's journal with the main pane's blocks; snapshots of both."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.screens.subagent_view import SubagentViewScreen
+from tui.widgets.blocks import AssistantBlock, UserBlock
+from tui.widgets.subagent_timeline import SubagentCard, SubagentTimeline
+from tui.widgets.tool_block import ToolBlock
+
+SIZE = (120, 36)
+
+
+def _task(description, **extra):
+    return {"name": "task", "arguments": {"description": description, "prompt": f"Do: {description}", **extra}}
+
+
+REPLIES = [
+    {"tool_calls": [_task("find add"), _task("find the tests", max_turns=1)]},
+    {"content": "One found, one ran out of steps."},
+    {"for": "subagent", "task": 1, "tool_calls": [{"name": "grep", "arguments": {"pattern": "def add"}}],
+     "usage": {"prompt_tokens": 1200, "completion_tokens": 40}},
+    {"for": "subagent", "task": 1, "content": "`add` is defined in **calc.py:1**.",
+     "usage": {"prompt_tokens": 1300, "completion_tokens": 20}},
+    {"for": "subagent", "task": 2, "tool_calls": [{"name": "glob", "arguments": {"pattern": "test_*.py"}}]},
+    {"for": "subagent", "task": 2, "tool_calls": [{"name": "glob", "arguments": {"pattern": "tests/*"}}]},
+]
+
+
+async def _run_turn(pilot, app, ui):
+    await ui.wait_prepared(pilot, app)
+    await ui.submit(pilot, "look around")
+    await ui.wait_turn(pilot, app)
+    await ui.wait_for(pilot, lambda: len(app.query(SubagentCard)) == 2 and
+                      not any(c.running for c in app.query(SubagentCard)), what="both cards ended")
+
+
+async def test_timeline_shows_each_subagent_with_its_status_time_and_tokens(make_app, ui):
+    app, _ = make_app(REPLIES, app_kwargs={"duration_format": ui.frozen_duration})
+    async with app.run_test(size=SIZE) as pilot:
+        timeline = app.query_one(SubagentTimeline)
+        assert not timeline.display  # hidden until a turn starts sub-agents
+        await _run_turn(pilot, app, ui)
+        assert timeline.display
+        first, second = app.query(SubagentCard)
+        assert (first.index, first.description, first.status, first.tokens) == (1, "find add", "done", 2560)
+        assert (second.index, second.status) == (2, "max_turns")
+        assert "turn cap" in second.message
+        assert "1.2s" in str(first.render())
+        # a new turn clears it
+        await ui.submit(pilot, "again")
+        await ui.wait_turn(pilot, app)
+        assert not app.query(SubagentCard) and not timeline.display
+
+
+async def test_timeline_collapses_and_f3_then_enter_opens_a_subagent_read_only(make_app, ui):
+    app, _ = make_app(REPLIES, app_kwargs={"duration_format": ui.frozen_duration})
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_turn(pilot, app, ui)
+        timeline = app.query_one(SubagentTimeline)
+        timeline.query_one("_Header").action_toggle()
+        await pilot.pause()
+        assert timeline.has_class("-collapsed")
+        await pilot.press("f3")  # expands and focuses the first card
+        await pilot.pause()
+        assert not timeline.has_class("-collapsed")
+        assert isinstance(app.focused, SubagentCard) and app.focused.index == 1
+        await pilot.press("right")
+        assert app.focused.index == 2
+        await pilot.press("left")
+        await pilot.press("enter")
+        await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen), what="the sub-agent screen")
+        screen = app.screen
+        await ui.wait_for(pilot, lambda: bool(screen.query(AssistantBlock)), what="the replayed conversation")
+        assert [b.text for b in screen.query(UserBlock)] == ["Do: find add"]
+        (tool,) = screen.query(ToolBlock)
+        assert tool.tool_name == "grep" and tool.status == "ok"
+        assert "calc.py:1" in screen.query(AssistantBlock).last().text
+        await pilot.press("q")
+        await pilot.pause()
+        assert not isinstance(app.screen, SubagentViewScreen)
+
+
+async def test_clicking_a_card_opens_that_subagent(make_app, ui):
+    app, _ = make_app(REPLIES, app_kwargs={"duration_format": ui.frozen_duration})
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_turn(pilot, app, ui)
+        second = list(app.query(SubagentCard))[1]
+        await pilot.click(second)
+        await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen), what="the sub-agent screen")
+        assert app.screen.title_text == "Sub-agent 2: find the tests"
+        await ui.wait_for(pilot, lambda: len(app.screen.query(ToolBlock)) == 1, what="its tool block")
+
+
+@pytest.fixture
+def settled_turn(ui):
+    async def run_before(pilot):
+        from tui.widgets.prompt_input import PromptInput
+
+        app = pilot.app
+        app.query_one(PromptInput).cursor_blink = False
+        await _run_turn(pilot, app, ui)
+        await pilot.pause()
+
+    return run_before
+
+
+def test_timeline_snapshot(snap_compare, make_app, ui, settled_turn):
+    app, _ = make_app(REPLIES, context_window=200_000, app_kwargs={"duration_format": ui.frozen_duration})
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled_turn)
+
+
+def test_timeline_snapshot_while_running(snap_compare, make_app, ui):
+    from agent.events import SubagentProgress, SubagentStarted
+
+    app, _ = make_app([], context_window=200_000, app_kwargs={"duration_format": ui.frozen_duration})
+
+    async def run_before(pilot):
+        from tui.widgets.prompt_input import PromptInput
+
+        app.query_one(PromptInput).cursor_blink = False
+        await ui.wait_prepared(pilot, app)
+        for n, title in enumerate(["map the config loading", "find every caller of decide()", "read the README"], 1):
+            await app.handler.handle(SubagentStarted(task_id=f"c{n}", index=n, description=title, journal_path=""))
+            await app.handler.handle(SubagentProgress(task_id=f"c{n}", index=n, step=2, tokens=1500 * n,
+                                                      last_tool="grep"))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_subagent_view_snapshot(snap_compare, make_app, ui, settled_turn):
+    app, _ = make_app(REPLIES, context_window=200_000, app_kwargs={"duration_format": ui.frozen_duration})
+
+    async def run_before(pilot):
+        await settled_turn(pilot)
+        await pilot.press("f3", "enter")
+        await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen)
+                          and bool(app.screen.query(AssistantBlock)), what="the replayed conversation")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
