@@ -348,3 +348,31 @@ def test_progress_events_carry_steps_tokens_and_the_last_tool(tmp_path):
     assert progress[-1].step == 2 and progress[-1].tokens == 120 and progress[-1].last_tool == "grep"
     (done,) = rec.of(SubagentCompleted)
     assert done.usage.prompt_tokens == 250 and done.usage.completion_tokens == 30 and done.summary == "done"
+
+
+def test_the_same_task_asked_a_third_time_with_the_same_result_is_not_run(tmp_path):
+    same = task("find add", "Where is add defined?")
+    replies = [{"tool_calls": [same]}, {"tool_calls": [same]}, {"tool_calls": [same]}, {"content": "ok"}]
+    replies += [sub(None, content="calc.py:1")] * 3
+    session, _ = make_session(tmp_path, replies, files=FILES)
+    result, rec = run(session)
+    assert result.stop_reason == "done"
+    answers = task_results(session)
+    assert [m.content for m in answers[:2]] == ["calc.py:1", "calc.py:1"]
+    assert answers[2].is_error and answers[2].content.startswith("Not run:")
+    assert len(rec.of(SubagentStarted)) == 2
+
+
+def test_planning_pass_may_use_subagents(tmp_path):
+    steps = [{"description": f"Step {n} on calc.py", "files": ["calc.py"], "rationale": "the task"} for n in (1, 2, 3)]
+    plan = {"title": "Fix add", "steps": steps, "risks": ["none"]}
+    session, _ = make_session(tmp_path, [
+        {"tool_calls": [task("find add")]},
+        {"tool_calls": [{"name": "submit_plan", "arguments": plan}]},
+        sub(1, content="calc.py:1"),
+    ], files=FILES)
+    rec = Recorder()
+    result = session.plan_turn("fix add", rec, threading.Event())
+    assert result.plan is not None, [e.output for e in rec.of(ToolCallFinished)]
+    (answer,) = task_results(session)
+    assert not answer.is_error and answer.content == "calc.py:1"

@@ -143,3 +143,46 @@ def test_subagent_view_snapshot(snap_compare, make_app, ui, settled_turn):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class _HoldingProvider:
+    """Scripted replies, but every sub-agent request waits until its cancel is set (Esc)."""
+
+    def __init__(self, replies):
+        from agent.providers.scripted import ScriptedProvider
+
+        self.inner = ScriptedProvider(replies)
+        self.instant_retries = True
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def stream(self, request, cancel):
+        if request.purpose == "subagent":
+            cancel.wait(30)
+            return
+        yield from self.inner.stream(request, cancel)
+
+
+async def test_esc_cancels_the_running_subagents_and_their_cards_say_so(workspace, ui):
+    from agent.config.settings import Settings
+    from agent.runtime.build import build_session
+    from tui.app import OpenCLIApp
+
+    provider = _HoldingProvider([{"tool_calls": [_task("one"), _task("two")]},
+                                 {"for": "subagent", "content": "never"}, {"for": "subagent", "content": "never"}])
+    session = build_session(workspace, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                            provider=provider, interactive=True)
+    app = OpenCLIApp(session=session, watch_themes=False, duration_format=ui.frozen_duration)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await ui.submit(pilot, "go")
+        await ui.wait_for(pilot, lambda: len(app.query(SubagentCard)) == 2, what="two running cards")
+        assert all(card.running for card in app.query(SubagentCard))
+        await pilot.press("escape")
+        await ui.wait_turn(pilot, app)
+        await ui.wait_for(pilot, lambda: not any(c.running for c in app.query(SubagentCard)), what="cards to end")
+        assert [card.status for card in app.query(SubagentCard)] == ["cancelled", "cancelled"]
+        blocks = list(app.query(ToolBlock))
+        assert [b.status for b in blocks] == ["cancelled", "cancelled"]
