@@ -39,15 +39,10 @@ class TaskArgs(ToolArgs):
     """Arguments of ``task``: a short title, the self-contained work, optionally the tools
     (read-only names) and a lower turn limit (steps with tool calls)."""
 
-    description: str = Field(min_length=1, max_length=120,
-                             description="A short title of the work (3-8 words), shown to the user.")
-    prompt: str = Field(min_length=1, description=(
-        "The complete, self-contained instructions: the sub-agent sees nothing of this conversation. "
-        "Say what to find or check and what the answer must contain."))
-    tools: list[str] | None = Field(None, description=(
-        "Read-only tools to give it (from read, grep, glob); default: all of them."))
-    max_turns: int | None = Field(None, ge=1, description=(
-        "Lower limit of its steps with tool calls (default and maximum: the configured limit)."))
+    description: str = Field(min_length=1, max_length=120, description="A short title (3-8 words).")
+    prompt: str = Field(min_length=1, description="Complete instructions: it sees nothing of this conversation.")
+    tools: list[str] | None = Field(None, description="Read-only tools to give (default: read, grep, glob).")
+    max_turns: int | None = Field(None, ge=1, description="A lower step limit.")
 
 
 class TaskTool(Tool):
@@ -55,10 +50,9 @@ class TaskTool(Tool):
 
     name = "task"
     description = (
-        "Hand a self-contained, read-only piece of work (find where X is done, summarise a module, check "
-        "how Y is used) to a sub-agent with its own context. It returns a concise answer. Several task calls "
-        "in one reply run in parallel. Sub-agents cannot change files or run commands, and cannot start "
-        "sub-agents. Give complete instructions: it does not see this conversation."
+        "Hand a self-contained read-only job (find, read, summarise) to a sub-agent with its own context; "
+        "it returns a concise answer. Several task calls in one reply run in parallel. Sub-agents cannot "
+        "change files, run commands or start sub-agents."
     )
     Args = TaskArgs
     capability = Capability.READ

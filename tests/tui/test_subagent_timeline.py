@@ -8,6 +8,7 @@ import pytest
 
 from tui.screens.subagent_view import SubagentViewScreen
 from tui.widgets.blocks import AssistantBlock, UserBlock
+from tui.widgets.prompt_input import PromptInput
 from tui.widgets.subagent_timeline import SubagentCard, SubagentTimeline
 from tui.widgets.tool_block import ToolBlock
 
@@ -61,9 +62,13 @@ async def test_timeline_collapses_and_f3_then_enter_opens_a_subagent_read_only(m
     async with app.run_test(size=SIZE) as pilot:
         await _run_turn(pilot, app, ui)
         timeline = app.query_one(SubagentTimeline)
-        timeline.query_one("_Header").action_toggle()
-        await pilot.pause()
+        await pilot.click(timeline.query_one("_Header"))
         assert timeline.has_class("-collapsed")
+        await pilot.click(timeline.query_one("_Header"))
+        assert not timeline.has_class("-collapsed")
+        await pilot.press("f3", "c")  # c on a card collapses; the prompt has the focus again
+        await pilot.pause()
+        assert timeline.has_class("-collapsed") and isinstance(app.focused, PromptInput)
         await pilot.press("f3")  # expands and focuses the first card
         await pilot.pause()
         assert not timeline.has_class("-collapsed")
@@ -186,3 +191,4 @@ async def test_esc_cancels_the_running_subagents_and_their_cards_say_so(workspac
         assert [card.status for card in app.query(SubagentCard)] == ["cancelled", "cancelled"]
         blocks = list(app.query(ToolBlock))
         assert [b.status for b in blocks] == ["cancelled", "cancelled"]
+

@@ -3,7 +3,7 @@ side, each with its index, title, status (running, done, or the reason it failed
 (ticking while it runs) and tokens.
 
 It is hidden until a turn starts sub-agents and cleared when the next turn starts; after its turn
-it stays, and its header collapses it to one summary line (Enter or a click on the header). A
+it stays, and collapses to one summary line (``c`` on a card, or a click on the header). A
 card, chosen with Enter or a click (F3 focuses the first one; Left / Right move between them),
 posts ``SubagentTimeline.Open`` with the sub-agent's journal: the app opens its conversation
 read-only (tui/screens/subagent_view.py). Times are formatted by the ``duration_format`` given
@@ -39,7 +39,8 @@ class SubagentCard(Static, can_focus=True):
 
     BINDINGS = [Binding("enter", "open", "Open", show=False),
                 Binding("left", "move(-1)", "Previous", show=False),
-                Binding("right", "move(1)", "Next", show=False)]
+                Binding("right", "move(1)", "Next", show=False),
+                Binding("c", "collapse", "Collapse", show=False)]
 
     def __init__(self, task_id: str, index: int, description: str, journal_path: str,
                  duration_format: Callable[[float], str], clock: Callable[[], float]) -> None:
@@ -99,11 +100,17 @@ class SubagentCard(Static, can_focus=True):
     def on_click(self) -> None:
         self.action_open()
 
+    def action_collapse(self) -> None:
+        """Collapse the timeline to its header; the focus goes back to the screen's prompt."""
+        self.post_message(SubagentTimeline.Toggle())
+        prompts = self.screen.query("PromptInput")
+        if prompts:
+            prompts.first().focus()
 
-class _Header(Static, can_focus=True):
-    """The timeline's header: counts by status; Enter or a click collapses or expands."""
 
-    BINDINGS = [Binding("enter", "toggle", "Collapse", show=False)]
+class _Header(Static):
+    """The timeline's header: counts by status; a click collapses or expands. Not focusable: a
+    hidden timeline must never take the focus from the prompt (keys typed at start go there)."""
 
     def action_toggle(self) -> None:
         self.post_message(SubagentTimeline.Toggle())
@@ -129,9 +136,6 @@ class SubagentTimeline(Vertical):
     SubagentTimeline _Header {
         height: 1;
         color: $text-muted;
-    }
-    SubagentTimeline _Header:focus {
-        background: $boost;
     }
     SubagentTimeline #subagent-cards {
         height: auto;
@@ -258,7 +262,8 @@ class SubagentTimeline(Vertical):
         arrow = "▸" if self.has_class("-collapsed") else "▾"
         text = Text(f"{arrow} Sub-agents ({len(cards)}): ", style="bold")
         text.append(", ".join(parts))
-        text.append("  · F3 select · Enter open", style="dim")
+        text.append("  · F3 select · Enter open · c collapse" if not self.has_class("-collapsed")
+                    else "  · F3 or a click expands", style="dim")
         self.query_one(_Header).update(text)
 
 
