@@ -59,10 +59,13 @@ class SubagentRunner:
         allowed = subagent_tools(parent)
         if args.tools is not None:
             refused = [name for name in args.tools if name not in allowed]
-            if refused or not args.tools:
-                what = ", ".join(refused) if refused else "no tool"
-                return ToolOutput(text=(f"Refused: a sub-agent cannot have {what}: sub-agents are read-only and "
-                                        f"may only have {', '.join(allowed)}. Nothing was started."), is_error=True)
+            if refused:
+                return ToolOutput(text=(f"Refused: a sub-agent cannot have {', '.join(refused)}: sub-agents are "
+                                        f"read-only and may only have {', '.join(allowed)}. Nothing was started."),
+                                  is_error=True)
+            if not args.tools:
+                return ToolOutput(text=(f"Refused: give a sub-agent at least one tool ({', '.join(allowed)}), or "
+                                        "leave tools out for all of them. Nothing was started."), is_error=True)
         tools = [name for name in allowed if args.tools is None or name in args.tools]
         limit = self.settings.max_turns
         max_turns = min(args.max_turns or limit, limit)

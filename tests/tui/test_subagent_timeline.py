@@ -192,3 +192,23 @@ async def test_esc_cancels_the_running_subagents_and_their_cards_say_so(workspac
         blocks = list(app.query(ToolBlock))
         assert [b.status for b in blocks] == ["cancelled", "cancelled"]
 
+
+
+async def test_a_subagent_cancelled_before_it_started_gets_a_card_with_its_title(make_app, ui):
+    from agent.events import SubagentFailed
+
+    app, _ = make_app([], app_kwargs={"duration_format": ui.frozen_duration})
+    async with app.run_test(size=SIZE) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await app.handler.handle(SubagentFailed(
+            task_id="c5", index=5, duration_s=0.0, stop_reason="cancelled",
+            message="Sub-agent 5 (find callers of decide()) was cancelled before it started"))
+        await pilot.pause()
+        (card,) = app.query(SubagentCard)
+        assert (card.index, card.description, card.status) == (5, "find callers of decide()", "cancelled")
+        card.action_open()
+        await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen), what="the screen")
+        await pilot.pause()
+        from tui.widgets.blocks import NoticeBlock
+
+        assert "never started" in app.screen.query(NoticeBlock).first().message

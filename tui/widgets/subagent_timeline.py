@@ -272,4 +272,8 @@ class _Unstarted:
 
     def __init__(self, event: Any) -> None:
         self.task_id, self.index, self.journal_path = event.task_id, event.index, ""
-        self.description = (event.message or f"sub-agent {event.index}").split("(", 1)[-1].split(")", 1)[0]
+        # the runner's message: "Sub-agent N (TITLE) was cancelled before it started"
+        head = f"Sub-agent {event.index} ("
+        message = event.message or ""
+        title = message[len(head):].rsplit(")", 1)[0] if message.startswith(head) and ")" in message else ""
+        self.description = title or f"sub-agent {event.index}"
