@@ -212,3 +212,29 @@ async def test_a_subagent_cancelled_before_it_started_gets_a_card_with_its_title
         from tui.widgets.blocks import NoticeBlock
 
         assert "never started" in app.screen.query(NoticeBlock).first().message
+
+
+async def test_running_cards_tick_and_stop_at_their_run_time():
+    from textual.app import App
+
+    from agent.events import SubagentCompleted, SubagentStarted
+    from agent.messages import Usage
+
+    now = [100.0]
+
+    class Host(App):
+        def compose(self):
+            yield SubagentTimeline(clock=lambda: now[0], duration_format=lambda s: f"{s:.0f}s")
+
+    async with Host().run_test(size=(80, 10)) as pilot:
+        timeline = pilot.app.query_one(SubagentTimeline)
+        card = await timeline.started(SubagentStarted(task_id="c1", index=1, description="look", journal_path=""))
+        assert "0s" in str(card.render())
+        now[0] += 7
+        timeline._tick()
+        assert "7s" in str(card.render())
+        await timeline.finished(SubagentCompleted(task_id="c1", index=1, duration_s=3.0, summary="found it",
+                                                  usage=Usage(prompt_tokens=10, completion_tokens=5)))
+        now[0] += 50
+        text = str(card.render())
+        assert "done" in text and "3s" in text and "15 tok" in text and "found it" in text
