@@ -155,7 +155,7 @@ class EventHandler:
         self.guard = None
         self.retire_stop_panel()
         self.status.activity = "working..."
-        timeline = self._subagent_timeline()
+        timeline = self.subagent_timeline()
         if timeline is not None:  # the timeline shows the sub-agents of the running turn
             await timeline.clear()
 
@@ -376,7 +376,7 @@ class EventHandler:
         await self.conversation.add(CompactionMark(event))
 
     # -- sub-agents (the timeline above the prompt, tui/widgets/subagent_timeline.py) -------------
-    def _subagent_timeline(self) -> Any:
+    def subagent_timeline(self) -> Any:
         """The timeline of the conversation's screen, or None (a screen without one)."""
         from .widgets.subagent_timeline import SubagentTimeline
 
@@ -387,16 +387,16 @@ class EventHandler:
         return found.first() if found else None
 
     async def _on_subagent_started(self, event: Any) -> None:
-        timeline = self._subagent_timeline()
+        timeline = self.subagent_timeline()
         if timeline is not None:
             await timeline.started(event)
 
     async def _on_subagent_progress(self, event: Any) -> None:
-        timeline = self._subagent_timeline()
+        timeline = self.subagent_timeline()
         if timeline is not None:
             timeline.progress(event)
 
     async def _on_subagent_finished(self, event: Any) -> None:
-        timeline = self._subagent_timeline()
+        timeline = self.subagent_timeline()
         if timeline is not None:
             await timeline.finished(event)

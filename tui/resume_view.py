@@ -165,13 +165,14 @@ class _Replay:
         self.session, self.resumed, self.handler = session, resumed, handler
         self.hidden = hidden
         self.seen = 0  # message records read so far
+        self.turn_over = True  # a user message after a turn's end starts a new turn (the timeline clears)
 
     @property
     def shown(self) -> bool:
         return self.seen > self.hidden
 
     async def record(self, record: object) -> None:
-        from agent.session.records import CompactionRecord, EventRecord, MessageRecord, PlanRecord
+        from agent.session.records import CompactionRecord, EventRecord, MessageRecord, PlanRecord, SubagentRecord
 
         if isinstance(record, MessageRecord):
             self.seen += 1
@@ -193,6 +194,10 @@ class _Replay:
             _forget_in_sidebar(self.handler, lines)
         elif isinstance(record, EventRecord) and record.is_turn_finished and record.stop_reason not in (None, "done"):
             await self._stop(record.stop_reason)
+        elif isinstance(record, SubagentRecord):
+            await self.subagent(record)
+        if isinstance(record, EventRecord) and record.is_turn_finished:
+            self.turn_over = True
 
     async def _stop(self, stop_reason: str) -> None:
         from agent.events import TurnFinished
@@ -218,6 +223,10 @@ class _Replay:
         elif role == "user":
             await handler.end_streams()
             await conversation.add(UserBlock(message.content))
+            timeline = handler.subagent_timeline()
+            if self.turn_over and timeline is not None:  # it shows the sub-agents of the last turn
+                await timeline.clear()
+            self.turn_over = False
         elif role == "assistant":
             await handler.end_streams()
             if message.reasoning_content:
@@ -231,6 +240,18 @@ class _Replay:
         elif role == "tool":
             await _show_reminders(handler, self.resumed, message)
             await handler.handle(resumed_tool_result(self.resumed, message))
+
+    async def subagent(self, record: object) -> None:
+        """A sub-agent's link record puts its card on the timeline, as its live events did; the
+        card opens its journal."""
+        timeline = self.handler.subagent_timeline()
+        if timeline is None:
+            return
+        finished = record.event == "finished"
+        await timeline.restore(record.task_id, record.index, record.description,
+                               str(record.journal_path(self.resumed.path)),
+                               (record.stop_reason or "error") if finished else None,
+                               record.duration_s, record.tokens)
 
     async def plan(self, record: object) -> None:
         """An approved or updated plan fills the sidebar checklist as its live event did; a

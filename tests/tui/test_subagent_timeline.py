@@ -238,3 +238,36 @@ async def test_running_cards_tick_and_stop_at_their_run_time():
         now[0] += 50
         text = str(card.render())
         assert "done" in text and "3s" in text and "15 tok" in text and "found it" in text
+
+
+async def test_resumed_session_shows_its_last_turn_subagents_and_opens_them(workspace, ui):
+    import threading
+
+    from agent.config.settings import Settings
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime.build import build_session
+    from tui.app import OpenCLIApp
+
+    settings = Settings(model="openai/gpt-4.1", permission_mode="full-auto")
+    later = [dict(reply, task=reply["task"] + 1) if "task" in reply else reply for reply in REPLIES]
+    provider = ScriptedProvider([{"tool_calls": [_task("old one")]}, {"content": "first turn"},
+                                 {"for": "subagent", "task": 1, "content": "old"}, *later])
+    first = build_session(workspace, settings, provider=provider, interactive=False)
+    first.run_turn("turn one", lambda event: None, threading.Event())
+    first.run_turn("turn two", lambda event: None, threading.Event())  # its sub-agents are the 2nd and 3rd
+    first.close()
+    session = build_session(workspace, settings, provider=ScriptedProvider([]), interactive=True,
+                            resume=first.session_id)
+    app = OpenCLIApp(session=session, watch_themes=False, duration_format=ui.frozen_duration)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await ui.wait_for(pilot, lambda: len(app.query(SubagentCard)) == 2, what="the last turn's cards")
+        cards = list(app.query(SubagentCard))
+        assert [(c.index, c.description, c.status) for c in cards] == [(2, "find add", "done"),
+                                                                        (3, "find the tests", "max_turns")]
+        assert cards[0].tokens == 2560
+        await pilot.press("f3", "enter")
+        await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen)
+                          and bool(app.screen.query(AssistantBlock)), what="its conversation")
+        assert "calc.py:1" in app.screen.query(AssistantBlock).last().text

@@ -29,7 +29,7 @@ from .tool_block import format_duration
 TICK_S = 0.5
 #: How a card names a status (a ``SubagentFailed.stop_reason`` or ``running`` / ``done``).
 STATUS_WORDS = {"max_turns": "turn cap", "timeout": "timed out", "cancelled": "cancelled", "error": "failed",
-                "stuck": "stuck", "budget": "budget spent"}
+                "stuck": "stuck", "budget": "budget spent", "interrupted": "interrupted"}
 
 
 class SubagentCard(Static, can_focus=True):
@@ -221,6 +221,17 @@ class SubagentTimeline(Vertical):
         card.end(status, event.duration_s, tokens, text)
         self._update_header()
 
+    async def restore(self, task_id: str, index: int, description: str, journal_path: str,
+                      status: str | None, duration_s: float | None, tokens: int | None) -> None:
+        """Show a sub-agent of a resumed session from its journal records: ended with ``status``
+        after ``duration_s`` seconds and ``tokens``, or ``interrupted`` (``status`` None: the
+        session stopped while it ran)."""
+        card = self.cards.get(task_id)
+        if card is None:
+            card = await self.started(_Unstarted.of(task_id, index, description, journal_path))
+        card.end(status or "interrupted", duration_s or 0.0, tokens or 0)
+        self._update_header()
+
     async def clear(self) -> None:
         """Forget the cards (a new turn): hidden until its sub-agents start."""
         self.cards.clear()
@@ -268,7 +279,14 @@ class SubagentTimeline(Vertical):
 
 
 class _Unstarted:
-    """The ``SubagentStarted`` a sub-agent cancelled before it started never sent."""
+    """The ``SubagentStarted`` a sub-agent cancelled before it started never sent (or one made
+    from a resumed journal's record, ``of``)."""
+
+    @classmethod
+    def of(cls, task_id: str, index: int, description: str, journal_path: str) -> "_Unstarted":
+        made = cls.__new__(cls)
+        made.task_id, made.index, made.description, made.journal_path = task_id, index, description, journal_path
+        return made
 
     def __init__(self, event: Any) -> None:
         self.task_id, self.index, self.journal_path = event.task_id, event.index, ""
