@@ -57,8 +57,8 @@ class TaskBatch:
     def submit(self, job: Callable[[], ToolOutput]) -> Future:
         """Queue ``job``; a worker starts it when one of the ``max_parallel`` slots is free."""
         future: Future = Future()
-        self._queue.put((future, job))
-        with self._lock:
+        with self._lock:  # with the workers' check for an empty queue: no job is left without one
+            self._queue.put((future, job))
             if self._workers < self.max_parallel:
                 self._workers += 1
                 threading.Thread(target=self._work, name=f"task-worker-{self._workers}", daemon=True).start()
@@ -66,12 +66,12 @@ class TaskBatch:
 
     def _work(self) -> None:
         while True:
-            try:
-                future, job = self._queue.get_nowait()
-            except queue.Empty:
-                with self._lock:
+            with self._lock:
+                try:
+                    future, job = self._queue.get_nowait()
+                except queue.Empty:
                     self._workers -= 1
-                return
+                    return
             if not future.set_running_or_notify_cancel():
                 continue
             with self._lock:
