@@ -32,7 +32,7 @@ from ..session.records import SubagentRecord
 from ..tools.base import ToolOutput
 from ..tools.task import TaskArgs
 from ..tools.view import one_line
-from .child import build_child, subagent_dir, subagent_tools
+from .child import build_child, subagent_tools
 from .outcome import SubagentOutcome, outcome_of
 
 #: How often the watchdog looks at the parent's cancel handle and the deadline (seconds).
@@ -195,4 +195,4 @@ def _last_text(history: list) -> str:
     return ""
 
 
-__all__ = ["SubagentRunner", "subagent_dir"]
+__all__ = ["SubagentRunner"]
