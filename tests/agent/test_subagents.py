@@ -376,3 +376,15 @@ def test_planning_pass_may_use_subagents(tmp_path):
     assert result.plan is not None, [e.output for e in rec.of(ToolCallFinished)]
     (answer,) = task_results(session)
     assert not answer.is_error and answer.content == "calc.py:1"
+
+
+def test_a_long_subagent_answer_is_truncated_with_its_full_text_saved(tmp_path):
+    from pathlib import Path
+
+    long_answer = "".join(f"finding {n}: calc.py line {n}\n" for n in range(400))
+    session, _ = make_session(tmp_path, [{"tool_calls": [task("list everything")]}, {"content": "ok"},
+                                         sub(1, content=long_answer)], files=FILES, max_tool_output=2000)
+    _, rec = run(session)
+    (finished,) = [e for e in rec.of(ToolCallFinished) if e.name == "task"]
+    assert finished.truncated and not finished.is_error and len(finished.output) < 4000
+    assert Path(finished.saved_path).read_text() == long_answer.strip()
