@@ -454,6 +454,60 @@ class PermissionRequest(_Event):
     reply: Future = Field(default_factory=Future, exclude=True, repr=False)
 
 
+# --- sub-agents (the ``task`` tool, ``agent.subagents``) -------------------------------------------
+class SubagentStarted(_Event):
+    """A sub-agent began: ``task_id`` is the id of the parent's ``task`` call, ``index`` the
+    1-based order in which the parent asked for sub-agents in the session, ``description`` the
+    call's short title, ``journal_path`` the absolute path of the sub-agent's own journal."""
+
+    type: Literal["subagent_started"] = "subagent_started"
+    task_id: str
+    index: int
+    description: str
+    journal_path: str
+
+
+class SubagentProgress(_Event):
+    """A running sub-agent made progress: ``step`` (its model calls so far, from 1), ``tokens``
+    (prompt + completion tokens reported so far) and ``last_tool`` (the name of its latest tool
+    call, "" before the first)."""
+
+    type: Literal["subagent_progress"] = "subagent_progress"
+    task_id: str
+    index: int
+    step: int
+    tokens: int
+    last_tool: str = ""
+
+
+class SubagentCompleted(_Event):
+    """A sub-agent ended with its result: ``duration_s`` (wall-clock seconds), ``usage`` (its own
+    model calls), ``stop_reason`` (``done``) and ``summary`` (its final text, as the parent's tool
+    result carries it)."""
+
+    type: Literal["subagent_completed"] = "subagent_completed"
+    task_id: str
+    index: int
+    duration_s: float
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: str = "done"
+    summary: str = ""
+
+
+class SubagentFailed(_Event):
+    """A sub-agent ended without a result: ``stop_reason`` is ``max_turns``, ``timeout``,
+    ``cancelled``, ``error``, ``stuck`` or ``budget``; ``message`` says what happened in one line;
+    ``duration_s`` (wall-clock seconds) and ``usage`` as for ``SubagentCompleted``."""
+
+    type: Literal["subagent_failed"] = "subagent_failed"
+    task_id: str
+    index: int
+    duration_s: float
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: str
+    message: str = ""
+
+
 AgentEvent = Union[
     TurnStarted,
     TextDelta,
@@ -475,6 +529,10 @@ AgentEvent = Union[
     ModelCallFinished,
     HookStarted,
     HookFinished,
+    SubagentStarted,
+    SubagentProgress,
+    SubagentCompleted,
+    SubagentFailed,
 ]
 
 Emit = Callable[[AgentEvent], None]

@@ -36,6 +36,7 @@ from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
 from .widgets.sidebar import WIDE_COLUMNS, Sidebar
 from .widgets.status_bar import StatusBar
+from .widgets.subagent_timeline import SubagentTimeline
 
 if TYPE_CHECKING:
     from textual.driver import Driver
@@ -87,6 +88,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         Binding("pagedown", "scroll_conversation(1)", "Scroll down", show=False),
         Binding("ctrl+home", "conversation_start", "First message", show=False),
         Binding("ctrl+end", "conversation_end", "Follow the end", show=False),
+        Binding("f3", "subagents", "Sub-agents", show=False),
     ]
 
     _last_input = 0.0  # monotonic seconds of the last key, click or paste
@@ -135,6 +137,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
             # mounts it just after the first paint (~7 ms less before it). With a session given
             # it is there at once, as the code binding the session expects.
             yield Sidebar(id="sidebar") if self.session is not None else Lazy(Sidebar(id="sidebar"))
+        yield SubagentTimeline(id="subagents", duration_format=self.duration_format)  # hidden until sub-agents run
         yield PromptInput(id="prompt", placeholder=PLACEHOLDER)
         yield StatusBar(id="status")
 

@@ -161,3 +161,21 @@ class ActionsMixin:
             last.expanded = not last.expanded
             if last.expanded:
                 self.main_screen.query_one(Conversation).scroll_to_widget(last, animate=False)
+
+    # -- sub-agents ----------------------------------------------------------------------------
+    def action_subagents(self) -> None:
+        """F3: focus the first card of the sub-agent timeline (a notice when there is none)."""
+        from .widgets.subagent_timeline import SubagentTimeline
+
+        timelines = self.main_screen.query(SubagentTimeline)
+        if not timelines or not timelines.first().focus_first():
+            self.notify("No sub-agents in this turn.", timeout=2)
+
+    async def on_subagent_timeline_open(self, message) -> None:
+        """A timeline card was chosen: its conversation, read-only (tui/screens/subagent_view.py)."""
+        from .resume_view import show_journal
+        from .screens.subagent_view import SubagentViewScreen
+
+        screen = SubagentViewScreen(message.title, message.journal_path)
+        await self.push_screen(screen)
+        await show_journal(self, screen, message.journal_path)

@@ -104,6 +104,10 @@ class EventHandler:
             ev.ModelCallFinished: self._on_model_call,
             ev.HookStarted: self._on_hook_started,
             ev.HookFinished: self._on_hook_finished,
+            ev.SubagentStarted: self._on_subagent_started,
+            ev.SubagentProgress: self._on_subagent_progress,
+            ev.SubagentCompleted: self._on_subagent_finished,
+            ev.SubagentFailed: self._on_subagent_finished,
         }
 
     async def handle(self, event: Any) -> None:
@@ -155,6 +159,9 @@ class EventHandler:
         self.retire_stop_panel()
         self.status.activity = "working..."
         self.status.effort = getattr(event, "reasoning_effort", None) or ""
+        timeline = self.subagent_timeline()
+        if timeline is not None:  # the timeline shows the sub-agents of the running turn
+            await timeline.clear()
 
     def retire_stop_panel(self) -> None:
         """Take the Continue / Stop buttons off the last stop panel (a new turn began)."""
@@ -409,3 +416,28 @@ class EventHandler:
         if not hasattr(self, "_hook_blocks"):
             self._hook_blocks: dict[str, Any] = {}
         return self._hook_blocks
+    # -- sub-agents (the timeline above the prompt, tui/widgets/subagent_timeline.py) -------------
+    def subagent_timeline(self) -> Any:
+        """The timeline of the conversation's screen, or None (a screen without one)."""
+        from .widgets.subagent_timeline import SubagentTimeline
+
+        try:
+            found = self.conversation.screen.query(SubagentTimeline)
+        except Exception:  # noqa: BLE001 - not mounted on a screen (yet)
+            return None
+        return found.first() if found else None
+
+    async def _on_subagent_started(self, event: Any) -> None:
+        timeline = self.subagent_timeline()
+        if timeline is not None:
+            await timeline.started(event)
+
+    async def _on_subagent_progress(self, event: Any) -> None:
+        timeline = self.subagent_timeline()
+        if timeline is not None:
+            timeline.progress(event)
+
+    async def _on_subagent_finished(self, event: Any) -> None:
+        timeline = self.subagent_timeline()
+        if timeline is not None:
+            await timeline.finished(event)

@@ -154,6 +154,10 @@ class TextPrinter:
             mark = {"accept": "✓", "retry": "✗", "block": "⊘"}.get(event.verdict, "–" if not failed else "!")
             line = f"{mark} {event.hook} · {event.verdict}" + (f": {event.message}" if event.message else "")
             self.console.print(Text(f"{line} ({event.duration_s:.1f}s)", style="red" if failed else "dim"))
+        elif getattr(event, "type", "").startswith("subagent_") and event.type != "subagent_progress":
+            self._end_stream()
+            line, style = _subagent_line(event)
+            self.console.print(Text(line, style=style))
         elif isinstance(event, TurnFinished):
             self._end_stream()
             if event.session_id:
@@ -188,6 +192,18 @@ class TextPrinter:
                 self._undeclared.add(path)
                 lines.append(f"  ! {path} changed, but no plan step lists it")
         return lines
+
+
+def _subagent_line(event: Any) -> tuple[str, str]:
+    """The text output's line for a sub-agent's start or end, and its style."""
+    who = f"  ◆ sub-agent {event.index}"
+    if event.type == "subagent_started":
+        return f"{who} started: {_terminal_safe(event.description)}", "cyan"
+    tokens = event.usage.prompt_tokens + event.usage.completion_tokens
+    figures = f"{event.duration_s:.1f}s, {tokens} tokens"
+    if event.type == "subagent_completed":
+        return f"{who} done in {figures}", "dim"
+    return f"{who} {event.stop_reason} after {figures}: {_terminal_safe(event.message)}", "red"
 
 
 def run_headless(session, task: str, *, output_format: str = "text", notices: list[str] | None = None,
@@ -267,7 +283,7 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
             "stuck": f"stopped: {result.final_text or 'the agent was stuck in a loop'}",
             "cancelled": "cancelled by the user",
             "interrupted": interrupted_reason(signals.received),
-            "budget": f"stopped: {result.final_text}",
+            "budget": f"stopped: {result.final_text or 'the session budget is spent'}",
             "verify_failed": f"stopped: {result.final_text}",
         }.get(result.stop_reason, result.stop_reason)
         print(f"opencli-tui: {reason}", file=err)

@@ -165,13 +165,14 @@ class _Replay:
         self.session, self.resumed, self.handler = session, resumed, handler
         self.hidden = hidden
         self.seen = 0  # message records read so far
+        self.turn_over = True  # a user message after a turn's end starts a new turn (the timeline clears)
 
     @property
     def shown(self) -> bool:
         return self.seen > self.hidden
 
     async def record(self, record: object) -> None:
-        from agent.session.records import CompactionRecord, EventRecord, MessageRecord, PlanRecord
+        from agent.session.records import CompactionRecord, EventRecord, MessageRecord, PlanRecord, SubagentRecord
 
         if isinstance(record, MessageRecord):
             self.seen += 1
@@ -193,6 +194,10 @@ class _Replay:
             _forget_in_sidebar(self.handler, lines)
         elif isinstance(record, EventRecord) and record.is_turn_finished and record.stop_reason not in (None, "done"):
             await self._stop(record.stop_reason)
+        elif isinstance(record, SubagentRecord):
+            await self.subagent(record)
+        if isinstance(record, EventRecord) and record.is_turn_finished:
+            self.turn_over = True
 
     async def _stop(self, stop_reason: str) -> None:
         from agent.events import TurnFinished
@@ -218,6 +223,10 @@ class _Replay:
         elif role == "user":
             await handler.end_streams()
             await conversation.add(UserBlock(message.content))
+            timeline = handler.subagent_timeline()
+            if self.turn_over and timeline is not None:  # it shows the sub-agents of the last turn
+                await timeline.clear()
+            self.turn_over = False
         elif role == "assistant":
             await handler.end_streams()
             if message.reasoning_content:
@@ -231,6 +240,18 @@ class _Replay:
         elif role == "tool":
             await _show_reminders(handler, self.resumed, message)
             await handler.handle(resumed_tool_result(self.resumed, message))
+
+    async def subagent(self, record: object) -> None:
+        """A sub-agent's link record puts its card on the timeline, as its live events did; the
+        card opens its journal."""
+        timeline = self.handler.subagent_timeline()
+        if timeline is None:
+            return
+        finished = record.event == "finished"
+        await timeline.restore(record.task_id, record.index, record.description,
+                               str(record.journal_path(self.resumed.path)),
+                               (record.stop_reason or "error") if finished else None,
+                               record.duration_s, record.tokens)
 
     async def plan(self, record: object) -> None:
         """An approved or updated plan fills the sidebar checklist as its live event did; a
@@ -289,3 +310,34 @@ def resumed_tool_result(resumed: "LoadedSession", message: "ToolResultMessage") 
     display, truncation and saved output). A journal without those details gives the block without them."""
     return ToolCallFinished(id=message.tool_call_id, name=message.name, output=message.content,
                             result=resumed.result_for(message))
+
+
+async def show_journal(app: "OpenCLIApp", screen: object, path: str) -> None:
+    """Fill ``screen`` (``screens.subagent_view.SubagentViewScreen``: its ``conversation`` and
+    hidden ``status``) with the conversation of the journal at ``path`` (a sub-agent's), drawn
+    by a live ``EventHandler`` from its records as a resumed session is (``_Replay``). An empty
+    ``path`` (a sub-agent that never started) or an unreadable file becomes a notice."""
+    from pathlib import Path
+
+    from agent.session.resume import load_session
+
+    from .event_handler import EventHandler
+    from .widgets.blocks import NoticeBlock
+
+    conversation = screen.conversation
+    if not path:
+        await conversation.add(NoticeBlock("This sub-agent never started: it was cancelled while it waited."))
+        return
+    try:
+        loaded = load_session(Path(path))
+    except OSError as exc:
+        await conversation.add(NoticeBlock(f"Cannot read {path}: {exc.strerror or exc}", kind="warning"))
+        return
+    handler = EventHandler(app, conversation, screen.status, app.runner, app.duration_format)
+    for warning in loaded.warnings:
+        await conversation.add(NoticeBlock(warning, kind="warning"))
+    replay = _Replay(app.session, loaded, handler, max(0, len(loaded.messages) - MAX_REBUILT_MESSAGES))
+    for record in loaded.records:
+        await replay.record(record)
+    await handler.close_open_blocks()
+    conversation.scroll_end(animate=False)

@@ -165,6 +165,12 @@ class ReasoningSettings(BaseModel):
 
     effort: Literal["auto", "low", "medium", "high"] = Field("auto", description="auto picks per turn: planning and refine high, short read-only questions low, else medium.")
     send_effort: Literal["auto", "on", "off"] = Field("auto", description="auto: only to models litellm says take it; on: always; off: never.")
+class SubagentSettings(BaseModel):
+    """``[subagents]``: limits of the sub-agents the ``task`` tool starts."""
+
+    max_turns: int = Field(15, ge=1, description="Steps with tool calls a sub-agent may take (a call's max_turns may only lower it).")
+    time_limit_s: float = Field(600.0, gt=0, description="Wall-clock limit of one sub-agent (seconds).")
+    max_parallel: int = Field(4, ge=1, le=16, description="Sub-agents running at once; more task calls in one reply wait for a free slot.")
 
 
 class Settings(BaseSettings):
@@ -213,6 +219,7 @@ class Settings(BaseSettings):
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     hooks: HookSettings = Field(default_factory=HookSettings)
     reasoning: ReasoningSettings = Field(default_factory=ReasoningSettings)
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

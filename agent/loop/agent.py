@@ -110,6 +110,8 @@ class Agent(ToolCallsMixin):
         self.spending = Spending()  # the session's total and budget, shared with sub-agents
         self.turn_number = self.step_number = 0  # of ``ModelCallFinished``; set on resume
         self.call_purpose = "main"
+        #: User hooks around each tool call (``pipeline.user_hooks.UserToolGate``), or None.
+        self.tool_gate = None
 
     def adopt_conversation(self, previous: "Agent") -> None:
         """Continue ``previous``'s conversation (a model switch: the runtime builds a new agent

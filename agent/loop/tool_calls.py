@@ -6,6 +6,11 @@ turn), the turn's capability restriction, the permission policy (``permissions.p
 "ask" asks the user through a ``PermissionRequest`` whose reply handle the UI answers), then the
 tool through the registry, with checkpoints around mutating calls (undo). Reminders go on the
 last result of the step; every result is journaled with what the UI shows besides the text.
+
+``task`` calls (tools with ``runs_in_loop``) are the exception: they pass the same checks first,
+before any call of the step is answered, and their sub-agents start in parallel
+(``parallel_tasks.TaskBatch``, at most ``[subagents] max_parallel`` at a time); each is then
+answered in its place in the order by waiting for its result, so results keep the calls' order.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
+from functools import partial
 
 from ..events import (
     Emit,
@@ -29,9 +36,10 @@ from ..events import (
 from ..context.truncation.saved_file import safe_call_id
 from ..messages import AssistantMessage, ToolCall, ToolResultMessage, json_loads
 from ..permissions.policy import decide, denial_message
-from ..tools.base import ToolContext, ToolOutput
+from ..tools.base import ToolContext, ToolError, ToolOutput
 from .config import INTERRUPTED_TEXT
 from .guards import STOPPED_RESULT_TEXT, GuardVerdict
+from .parallel_tasks import TaskBatch, serialized
 
 
 class ToolCallsMixin:
@@ -44,16 +52,34 @@ class ToolCallsMixin:
         stop: GuardVerdict | None = None
         reminder_texts: list[str] = []
         calls = reply.tool_calls
+        batch, emit, tasks = self._start_tasks(reply, emit, cancel)
         for position, call in enumerate(calls):
             arguments = call.parsed_arguments()
             emit(ToolCallStarted(id=call.id, name=call.name, arguments=arguments,
                                  view=self.registry.view(call.name, arguments)))
             started = time.monotonic()
             self._approval_wait_s = 0.0
-            if stop is not None:
+            task = tasks.get(position)
+            run_s: float | None = None
+            if isinstance(task, Future):  # a sub-agent started before the step's calls were answered
+                if stop is not None:
+                    batch.stop.set()
+                output = batch.wait(task, cancel)
+                run_s = batch.duration_s(task)
+                if stop is not None:
+                    output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
+                elif not cancel.is_set():
+                    self.guard.record(call.name, call.arguments, output.text, output.is_error)
+                    reminder_texts += self._reminders_for(call, output)
+            elif stop is not None:
                 output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
             elif cancel.is_set():
                 output = ToolOutput(text=INTERRUPTED_TEXT, is_error=True, outcome="cancelled")
+            elif isinstance(task, GuardVerdict):
+                stop = task
+                output = ToolOutput(text=STOPPED_RESULT_TEXT, is_error=True)
+            elif isinstance(task, ToolOutput):  # refused or warned before it could start
+                output = task
             else:
                 verdict = self.guard.check(call.name, call.arguments)
                 if verdict.action == "stop":
@@ -76,6 +102,8 @@ class ToolCallsMixin:
                 for reminder in injected:
                     emit(ReminderInjected(text=reminder))
             duration = time.monotonic() - started - self._approval_wait_s  # run time, not time waiting for the user
+            if run_s is not None:  # a sub-agent ran since the step began, not since its turn came
+                duration = run_s
             typed = output.to_result(duration_s=round(duration, 3), reminders=injected, cancelled=cancel.is_set())
             message = ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=output.is_error)
             self._append(message, emit)
@@ -83,6 +111,66 @@ class ToolCallsMixin:
                 self.journal.append_tool_result(message, typed)
             emit(ToolCallFinished(id=call.id, name=call.name, output=text, result=typed))
         return stop
+
+    # ------------------------------------------------------------------------------ sub-agents
+    def _start_tasks(self, reply: AssistantMessage, emit: Emit, cancel: threading.Event
+                     ) -> tuple[TaskBatch | None, Emit, dict[int, Future | ToolOutput | GuardVerdict]]:
+        """Start the step's ``task`` calls (tools with ``runs_in_loop``) before any call is
+        answered, at most ``max_parallel`` at a time, in call order. Each passes the loop guard,
+        the capability restriction and the permission gate here, in order, before anything of
+        the step runs (so the guard sees the calls of earlier steps, not the step's own).
+
+        Returns the batch (None when the step has no task call), the ``emit`` to use for the
+        rest of the step (serialized: sub-agents emit from their threads), and per call position
+        the started job's ``Future``, the result of a call refused or warned before it started,
+        or the guard's stop verdict (no later task is started)."""
+        calls = reply.tool_calls
+        positions = [i for i, call in enumerate(calls)
+                     if getattr(self.registry.get(call.name), "runs_in_loop", False)]
+        if not positions or cancel.is_set():
+            return None, emit, {}
+        tool = self.registry.get(calls[positions[0]].name)
+        batch = TaskBatch(getattr(getattr(tool, "settings", None), "max_parallel", 4))
+        emit = serialized(emit)
+        jobs: dict[int, Future | ToolOutput | GuardVerdict] = {}
+        index = self._task_calls_before(reply)
+        for position in positions:
+            call = calls[position]
+            index += 1  # every task call the parent made counts, refused ones too: the order is the script's
+            verdict = self.guard.check(call.name, call.arguments)
+            if verdict.action == "stop":
+                jobs[position] = verdict
+                break
+            if verdict.action == "warn":
+                emit(Notice(message=f"Loop guard ({verdict.guard}): {verdict.message}"))
+                jobs[position] = ToolOutput(text=verdict.message, is_error=True)
+                continue
+            tool = self.registry.get(call.name)
+            refused = self._gate(call, tool, self.tool_context(call.id, cancel), emit, cancel)
+            gate = self.tool_gate  # a user before_tool hook may block a sub-agent too
+            if refused is None and gate is not None:
+                refused = gate.before(call, emit, cancel)
+            if refused is None:
+                try:
+                    args = self.registry.parse_arguments(call)
+                except ToolError as exc:
+                    refused = ToolOutput(text=str(exc), is_error=True)
+            if refused is not None:
+                jobs[position] = refused
+                continue
+            jobs[position] = batch.submit(partial(tool.start, self, call.id, index, args, emit, (cancel, batch.stop)))
+        return batch, emit, jobs
+
+    def _task_calls_before(self, reply: AssistantMessage) -> int:
+        """How many calls of loop-run tools (``task``) the history holds before ``reply``."""
+        count = 0
+        for message in self.history:
+            if message is reply:
+                break
+            if isinstance(message, AssistantMessage):
+                count += sum(1 for call in message.tool_calls
+                             if getattr(self.registry.get(call.name), "runs_in_loop", False))
+        return count
 
     def _reminders_for(self, call: ToolCall, output: ToolOutput) -> list[str]:
         """Note files the agent read or wrote, queue external changes, return reminder texts."""
@@ -111,6 +199,31 @@ class ToolCallsMixin:
                  cancel: threading.Event) -> ToolOutput:
         ctx = self.tool_context(call.id, cancel)
         tool = self.registry.get(call.name)
+        refused = self._gate(call, tool, ctx, emit, cancel)
+        if refused is not None:
+            return refused
+        if reply.finish_reason == "length" and not _is_json(call.arguments):
+            return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
+                                    "output token limit). Send a shorter call, e.g. split a large write into "
+                                    "several edits."), is_error=True)
+        gate = self.tool_gate  # before/after_tool hooks (pipeline.user_hooks.UserToolGate)
+        if gate is not None and (blocked := gate.before(call, emit, cancel)) is not None:
+            return blocked
+        if self.checkpoints is not None and tool is not None:  # save files before a change (undo)
+            warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
+            if warning:
+                emit(Notice(message=warning))
+        output = self.registry.execute(call, ctx)
+        if gate is not None:
+            gate.after(call, output, emit, cancel)
+        if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
+            self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
+        return output
+
+    def _gate(self, call: ToolCall, tool, ctx: ToolContext, emit: Emit,
+              cancel: threading.Event) -> ToolOutput | None:
+        """The capability restriction and the permission policy for ``call`` (asking the user
+        when the policy says so): the error result of a refusal, or None when the call may run."""
         refusal = self._capability_refusal(call.name, tool)
         if refusal:
             return ToolOutput(text=refusal, is_error=True)
@@ -134,23 +247,7 @@ class ToolCallsMixin:
                     if decision.reason.strip():
                         text += f" The user said: {decision.reason.strip()}"
                     return ToolOutput(text=text, is_error=True, outcome="denied")
-        if reply.finish_reason == "length" and not _is_json(call.arguments):
-            return ToolOutput(text=(f"Error: the arguments of this {call.name} call were cut off (the reply hit the "
-                                    "output token limit). Send a shorter call, e.g. split a large write into "
-                                    "several edits."), is_error=True)
-        gate = getattr(self, "tool_gate", None)  # before/after_tool hooks, e.g. pipeline.user_hooks.UserToolGate
-        if gate is not None and (blocked := gate.before(call, emit, cancel)) is not None:
-            return blocked
-        if self.checkpoints is not None and tool is not None:  # save files before a change (undo)
-            warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
-            if warning:
-                emit(Notice(message=warning))
-        output = self.registry.execute(call, ctx)
-        if gate is not None:
-            gate.after(call, output, emit, cancel)
-        if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
-            self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
-        return output
+        return None
 
     # ------------------------------------------------------------------------ external changes
     def on_file_changed(self) -> list[str]:

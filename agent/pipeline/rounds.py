@@ -236,7 +236,7 @@ class Pipeline:
     def _install_gate(self, agent: "Agent") -> None:
         hooks = self.host.settings.hooks
         if hooks.before_tool or hooks.after_tool:
-            if not isinstance(getattr(agent, "tool_gate", None), UserToolGate):
+            if not isinstance(agent.tool_gate, UserToolGate):
                 agent.tool_gate = UserToolGate(hooks, self.host.workspace, self.runner, lambda: self.round)
         else:
             agent.tool_gate = None

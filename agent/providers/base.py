@@ -41,18 +41,21 @@ class ModelRequest(BaseModel):
     """One model call exactly as sent: litellm model name, OpenAI-format messages and tools.
 
     ``purpose`` is ``"main"`` for the ReAct loop, ``"summary"`` for compaction calls, ``"refine"`` and
-    ``"reflexion"`` for the quality pipeline's review and lesson calls (``agent.pipeline``).
+    ``"reflexion"`` for the quality pipeline's review and lesson calls (``agent.pipeline``) and
+    ``"subagent"`` for a sub-agent's loop; ``task_index`` is then the sub-agent's 1-based order
+    among those the parent asked for (``SubagentStarted.index``), else None.
     ``reasoning_effort``: the effort hint to send (``low``, ``medium``, ``high``), or None for none.
     """
 
     model: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = Field(default_factory=list)
-    purpose: Literal["main", "summary", "refine", "reflexion"] = "main"
+    purpose: Literal["main", "summary", "refine", "reflexion", "subagent"] = "main"
     api_base: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
     reasoning_effort: str | None = None
+    task_index: int | None = None
 
 
 class StreamDelta(BaseModel):

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from ..messages import json_loads
 
@@ -31,7 +31,10 @@ ERROR_MESSAGES = {
 }
 
 #: The keys a reply may carry (DESIGN.md 5); a reply with keys but none of these is refused.
-REPLY_KEYS = ("content", "reasoning_content", "tool_calls", "usage", "finish_reason", "error", "for")
+REPLY_KEYS = ("content", "reasoning_content", "tool_calls", "usage", "finish_reason", "error", "for", "task")
+#: The keys that say who consumes a reply, not what it holds: a reply with only these and
+#: unknown keys (``{"for": "subagent", "contnet": "x"}``) is refused like a reply of unknown keys.
+ROUTING_KEYS = ("for", "task")
 
 ErrorKind = Literal["rate_limit", "server", "auth", "not_found", "network", "timeout",
                     "context_window", "empty"]
@@ -75,7 +78,13 @@ class ScriptedReply(BaseModel):
     finish_reason: StrictStr | None = None
     error: ErrorKind | None = None
     for_: Literal["summary", "subagent"] | None = Field(default=None, alias="for")
-    task: StrictInt | None = None
+    task: StrictInt | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _task_needs_subagent(self) -> "ScriptedReply":
+        if self.task is not None and self.for_ != "subagent":
+            raise ValueError('"task" numbers a sub-agent\'s reply: it needs "for": "subagent"')
+        return self
 
 
 def load_replay_file(path: Path) -> list[dict[str, Any]]:
@@ -108,8 +117,9 @@ def check_reply(reply: Any, index: int, path: Path | str) -> None:
     where = f"replay file {path}: reply {index}"
     if not isinstance(reply, dict):
         raise ReplayError(f"{where} must be a JSON object, not {_json_type(reply)}")
-    if reply and not any(key in REPLY_KEYS for key in reply):
-        unknown = ", ".join(repr(key) for key in reply)
+    payload = [key for key in reply if key not in ROUTING_KEYS]
+    if payload and not any(key in REPLY_KEYS for key in payload):
+        unknown = ", ".join(repr(key) for key in payload)
         raise ReplayError(f"{where} has no known key (unknown: {unknown}; "
                           f"a reply has {', '.join(REPLY_KEYS)})")
     try:

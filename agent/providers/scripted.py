@@ -6,7 +6,11 @@ keys ``content``, ``reasoning_content`` (streamed in chunks of about 4 character
 (``{"prompt_tokens", "completion_tokens"}``, optionally ``"cached_prompt_tokens"`` and
 ``"cache_creation_tokens"``: prompt-cache reads and writes as a provider reports them), ``finish_reason`` and ``error`` (one of
 ``rate_limit``, ``server``, ``auth``, ``not_found``, ``network``, ``timeout``, ``context_window``,
-``empty``). Replies marked ``"for": "summary"`` are kept for compaction's summarisation calls.
+``empty``). Replies marked ``"for": "summary"`` are kept for compaction's summarisation calls;
+replies marked ``"for": "subagent"`` for sub-agents' requests (``purpose == "subagent"``): one
+that also says ``"task": N`` only for the N-th sub-agent the parent asked for (1-based,
+``ModelRequest.task_index``), one without a number for any sub-agent, in order; a sub-agent
+takes its own numbered replies first.
 An error reply is consumed like any other; a retry takes the next reply. A reply that has keys but
 none of these (a typo such as ``[{"contnet": "x"}]``) is refused when the file is loaded
 (``replay_file``, which validates the whole file).
@@ -14,7 +18,8 @@ none of these (a typo such as ``[{"contnet": "x"}]``) is refused when the file i
 A tool call without an ``id`` gets ``call_<N>_<index>``, N counting the provider's calls and
 continuing after the highest N already in the conversation it is sent (and after the resumed
 journal's, ``continue_ids_after``), so a session never holds the same generated id twice; a
-scripted ``id`` is used as written.
+scripted ``id`` is used as written. A sub-agent's calls are numbered on their own,
+``call_t<task>_<N>_<index>``, so parallel sub-agents get the same ids in every run.
 """
 
 from __future__ import annotations
@@ -49,13 +54,15 @@ class ScriptedProvider:
 
     def __init__(self, replies: list[dict[str, Any]], *, log_path: Path | None = None,
                  instant_retries: bool = True) -> None:
-        self._main = [r for r in replies if r.get("for") != "summary"]
+        self._main = [r for r in replies if r.get("for") not in ("summary", "subagent")]
         self._summary = [r for r in replies if r.get("for") == "summary"]
+        self._subagent = [r for r in replies if r.get("for") == "subagent"]
         self.requests: list[ModelRequest] = []
         self.log_path = Path(log_path) if log_path else None
         self.instant_retries = instant_retries
         self._lock = threading.Lock()
         self._call_counter = 0
+        self._subagent_calls: dict[int, int] = {}  # sub-agent index -> its calls so far
 
     def continue_ids_after(self, ids: Iterable[str]) -> None:
         """Generate tool-call ids after every ``call_N_i`` among ``ids`` (a resumed session's
@@ -78,6 +85,8 @@ class ScriptedProvider:
                       "messages": request.messages, "tools": request.tools}
             if request.reasoning_effort is not None:  # an extension of the replay log: only when sent
                 record["reasoning_effort"] = request.reasoning_effort
+            if request.task_index is not None:
+                record["task"] = request.task_index
             line = json.dumps(default_redactor().value(record))  # a file on disk: 0600, secrets redacted
             with os.fdopen(open_private(self.log_path), "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
@@ -93,22 +102,43 @@ class ScriptedProvider:
         with self._lock:
             self._record(request)
             check_request(request.messages, request.purpose)
-            queue = self._summary if request.purpose == "summary" else self._main
-            if not queue:
-                if request.purpose == "summary":
-                    reply: dict[str, Any] = {"content": PLACEHOLDER_SUMMARY}
-                else:
-                    raise ProviderError("unknown", "the replay script has no more replies")
+            if request.purpose == "subagent":
+                reply = self._next_subagent_reply(request.task_index)
             else:
-                reply = queue.pop(0)
-            self._call_counter = max(self._call_counter, _highest_generated(request.messages)) + 1
-            call_no = self._call_counter
+                queue = self._summary if request.purpose == "summary" else self._main
+                if not queue:
+                    if request.purpose == "summary":
+                        reply = {"content": PLACEHOLDER_SUMMARY}
+                    else:
+                        raise ProviderError("unknown", "the replay script has no more replies")
+                else:
+                    reply = queue.pop(0)
+            if request.purpose == "subagent":  # a count per sub-agent: parallel runs keep their ids
+                task = request.task_index or 0
+                self._subagent_calls[task] = self._subagent_calls.get(task, 0) + 1
+                id_prefix = f"call_t{task}_{self._subagent_calls[task]}"
+            else:
+                self._call_counter = max(self._call_counter, _highest_generated(request.messages)) + 1
+                id_prefix = f"call_{self._call_counter}"
         if reply.get("error"):
             kind = reply["error"]
             raise ProviderError(kind, _ERROR_MESSAGES[kind])
-        yield from self._stream_reply(reply, call_no, cancel)
+        yield from self._stream_reply(reply, id_prefix, cancel)
 
-    def _stream_reply(self, reply: dict[str, Any], call_no: int,
+    def _next_subagent_reply(self, task_index: int | None) -> dict[str, Any]:
+        """Take the next ``"for": "subagent"`` reply for sub-agent ``task_index``: its first
+        numbered one, else the first unnumbered one. Raises ``ProviderError`` when none is left."""
+        queue = self._subagent
+        for position, reply in enumerate(queue):
+            if task_index is not None and reply.get("task") == task_index:
+                return queue.pop(position)
+        for position, reply in enumerate(queue):
+            if reply.get("task") is None:
+                return queue.pop(position)
+        who = f"sub-agent {task_index}" if task_index is not None else "sub-agents"
+        raise ProviderError("unknown", f"the replay script has no more replies for {who}")
+
+    def _stream_reply(self, reply: dict[str, Any], id_prefix: str,
                       cancel: threading.Event) -> Iterator[StreamDelta]:
         for kind, key in (("reasoning", "reasoning_content"), ("text", "content")):
             text = reply.get(key) or ""
@@ -121,7 +151,7 @@ class ScriptedProvider:
                 return
             args = call.get("arguments", {})
             raw = args if isinstance(args, str) else json.dumps(args)
-            call_id = call.get("id") or f"call_{call_no}_{index}"
+            call_id = call.get("id") or f"{id_prefix}_{index}"
             yield StreamDelta(kind="tool_call", index=index, id=call_id, name=call.get("name", ""))
             for i in range(0, len(raw), CHUNK_CHARS * 4):
                 yield StreamDelta(kind="tool_call", index=index, arguments=raw[i:i + CHUNK_CHARS * 4])

@@ -57,6 +57,11 @@ class AgentBuilding:
         tools = default_tools(include_think=think, read_only=read_only_tools)
         if not read_only_tools:  # one tool list for Plan and Act mode (the embedded set stays small)
             tools += self.plans.tools()
+        if not read_only_tools:  # sub-agents: read-only workers the model can hand work to
+            from ..subagents import SubagentRunner
+            from ..tools.task import TaskTool
+
+            tools.append(TaskTool(s.subagents, runner=SubagentRunner(s.subagents)))
         registry = ToolRegistry(tools)
         max_turns = min(s.max_turns, s.embedded.max_turns) if self.is_embedded else s.max_turns
         config = LoopConfig(

@@ -310,17 +310,39 @@ class LessonRecord(RecordBase):
     round: int = 1
     hook: str = ""
     time: float = 0.0
+class SubagentRecord(RecordBase):
+    """A sub-agent the ``task`` call ``task_id`` started: ``event`` ``started`` or ``finished``
+    (then with its ``stop_reason``: ``done``, ``max_turns``, ``timeout``, ``cancelled``, ``error``,
+    ``stuck``, ``budget``, its ``duration_s`` in seconds and ``tokens``, prompt + completion);
+    ``index`` is its 1-based order among the parent's sub-agents; ``journal`` the path of its own
+    journal relative to the folder of the parent's journal (``SESSION_ID/subagents/ID.jsonl``)."""
+
+    kind: Literal["subagent"] = "subagent"
+    event: Literal["started", "finished"] = "started"
+    task_id: str = ""
+    index: int = 0
+    description: str = ""
+    journal: str = ""
+    stop_reason: str | None = None
+    duration_s: float | None = None
+    tokens: int | None = None
+    time: float = 0.0
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"stop_reason", "duration_s", "tokens"})
+
+    def journal_path(self, parent_journal: Path) -> Path:
+        """The sub-agent's journal file, given the parent's journal file ``parent_journal``."""
+        return Path(parent_journal).parent / self.journal
 
 
 JournalRecord = Annotated[
     Union[MessageRecord, SessionRecord, EventRecord, ModeRecord, PlanRecord, CompactionRecord, ToolDetailsRecord,
-          PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord, LessonRecord],
+          PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord, LessonRecord, SubagentRecord],
     Field(discriminator="kind"),
 ]
 RECORD_ADAPTER: TypeAdapter[JournalRecord] = TypeAdapter(JournalRecord)
 RECORD_ADAPTER_TYPES: tuple[type[RecordBase], ...] = (
     MessageRecord, SessionRecord, EventRecord, ModeRecord, PlanRecord, CompactionRecord, ToolDetailsRecord,
-    PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord, LessonRecord)
+    PermissionGrantRecord, SystemPromptRecord, GitBaselineRecord, LessonRecord, SubagentRecord)
 #: The ``kind`` of every record type.
 RECORD_KINDS: tuple[str, ...] = tuple(cls.model_fields["kind"].default for cls in RECORD_ADAPTER_TYPES)
 
@@ -433,4 +455,4 @@ def is_whole_line(raw: bytes) -> bool:
 
 __all__ = ["JournalRecord", "MessageRecord", "SessionRecord", "EventRecord", "ModeRecord", "PlanRecord",
            "CompactionRecord", "ToolDetailsRecord", "PermissionGrantRecord", "SystemPromptRecord",
-           "GitBaselineRecord", "TOOL_DETAIL_FIELDS", "parse_record", "read_journal", "read_records", "to_records", "line_kind"]
+           "GitBaselineRecord", "SubagentRecord", "TOOL_DETAIL_FIELDS", "parse_record", "read_journal", "read_records", "to_records", "line_kind"]

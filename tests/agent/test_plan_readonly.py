@@ -52,7 +52,7 @@ WRITE_ATTEMPTS = [
     ("Bash", {"command": "touch f.txt"}),  # a name that does not exist
     ("shell", {"command": "touch f.txt"}),
 ]
-USABLE = "You may use: read, grep, glob, think, submit_plan, update_plan."
+USABLE = "You may use: read, grep, glob, think, submit_plan, update_plan, task."
 
 
 def git(repo: Path, *args: str) -> str:
@@ -96,15 +96,15 @@ def offered(request) -> list[str]:
 
 
 @pytest.mark.parametrize("model,think,usable", [
-    ("openai/gpt-4.1", ["think"], "read, grep, glob, think, submit_plan"),  # no native reasoning: think
-    ("openai/o3-mini", [], "read, grep, glob, submit_plan"),
+    ("openai/gpt-4.1", ["think"], "read, grep, glob, think, submit_plan, task"),  # no native reasoning: think
+    ("openai/o3-mini", [], "read, grep, glob, submit_plan, task"),
 ])
 def test_every_tool_is_offered_and_the_mode_message_names_what_runs(repo, model, think, usable):
     session, provider = session_for(repo, [
         {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.py"}}]}, SUBMIT], model=model)
     result = session.plan_turn("rename the greeting", Recorder(), threading.Event())
     assert result.plan is not None and result.source == "submit_plan"
-    everything = ["read", "write", "edit", "bash", "grep", "glob", *think, "submit_plan", "update_plan"]
+    everything = ["read", "write", "edit", "bash", "grep", "glob", *think, "submit_plan", "update_plan", "task"]
     for request in provider.requests:
         assert offered(request) == everything
         assert "# Plan mode" not in request.messages[0]["content"]  # the system prompt is the session's

@@ -17,7 +17,7 @@ from agent.session.journal import SessionJournal, read_journal
 from agent.session.records import (RECORD_KINDS, CompactionRecord, EventRecord, GitBaselineRecord, LessonRecord,
                                    MessageRecord,
                                    ModeRecord, PermissionGrantRecord, PlanRecord, SessionRecord, SystemPromptRecord,
-                                   ToolDetailsRecord, parse_record, read_records)
+                                   SubagentRecord, ToolDetailsRecord, parse_record, read_records)
 from agent.session.resume import load_session, session_info
 
 OLD_JOURNAL = Path(__file__).parent / "data" / "old_journal.jsonl"
@@ -47,6 +47,8 @@ EXAMPLES = [
     SystemPromptRecord(text="You are...", tools=("read", "bash"), model="m", reason="started", time=9.0),
     GitBaselineRecord(dirty=["a.py"], time=10.0),
     LessonRecord(text="Run the whole test file, not one test.", round=1, hook="verify", time=11.0),
+    SubagentRecord(event="finished", task_id="c9", index=2, description="find x", journal="s/subagents/c9.jsonl",
+                   stop_reason="timeout", duration_s=3.5, tokens=120, time=11.0),
 ]
 
 

@@ -40,6 +40,7 @@ KEYS: list[tuple[str, str]] = [
     ("Permission prompt", "y once, t this tool for the session, p bash prefix for the session, n deny "
                           "(reason box text goes to the model), Esc deny"),
     ("F2 / click the ctx meter", "context breakdown: what fills the context window"),
+    ("F3", "sub-agent timeline: ← → select, Enter / click open its conversation (read-only)"),
     ("Enter / click ⟲ mark", "open the compaction inspector at that compaction"),
     ("F1", "this help"),
     ("Ctrl+Q", "quit"),

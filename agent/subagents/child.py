@@ -1,0 +1,104 @@
+"""Building a sub-agent's ``Agent`` from its parent's.
+
+``ChildAgent`` marks its requests as a sub-agent's (``purpose="subagent"``, ``task_index``), so a
+scripted run hands it the replies written for it; ``CountingProvider`` wraps the parent's
+provider to count the tokens the child's calls report. ``build_child`` puts them together with a
+read-only registry, the sub-agent prompt, its own limits and its own journal.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..context.truncation.saved_file import safe_call_id
+from ..loop.agent import Agent
+from ..loop.reminders import ReminderEngine
+from ..providers.base import ModelRequest, StreamDelta
+from ..session.journal import SessionJournal
+from ..session.records import SessionRecord, SystemPromptRecord
+from ..tools.base import Capability
+from ..tools.registry import ToolRegistry
+from ..tools.task import SUBAGENT_TOOL_NAMES
+from .prompt import build_subagent_prompt
+
+#: How a refused call names the sub-agent's mode.
+SUBAGENT_MODE_NAME = "a sub-agent (read-only)"
+
+
+class CountingProvider:
+    """The parent's provider, counting the tokens of every reply it streams (``tokens``:
+    prompt + completion, as the provider reports them). Other attributes are the wrapped
+    provider's (``instant_retries``, ``requests``...)."""
+
+    def __init__(self, provider: Any) -> None:
+        self._provider = provider
+        self._lock = threading.Lock()
+        self.tokens = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+    def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
+        """Stream ``request`` through the wrapped provider, adding up its usage deltas."""
+        for delta in self._provider.stream(request, cancel):
+            if delta.kind == "usage":
+                with self._lock:
+                    self.tokens += delta.prompt_tokens + delta.completion_tokens
+            yield delta
+
+
+class ChildAgent(Agent):
+    """An ``Agent`` whose requests say they come from sub-agent number ``task_index``."""
+
+    task_index: int = 0
+
+    def build_request(self) -> ModelRequest:
+        """The main-loop request, marked ``purpose="subagent"`` with this sub-agent's index."""
+        request = super().build_request()
+        return request.model_copy(update={"purpose": "subagent", "task_index": self.task_index})
+
+
+def subagent_tools(parent: Agent) -> list[str]:
+    """The tools a sub-agent of ``parent`` may have: the read-only ones the parent has, in
+    ``SUBAGENT_TOOL_NAMES`` order (never ``task``, nor the plan tools)."""
+    return [name for name in SUBAGENT_TOOL_NAMES if name in parent.registry
+            and parent.registry.get(name).capability == Capability.READ]
+
+
+def subagent_dir(parent: Agent) -> Path:
+    """The folder of the parent's sub-agent journals: ``<parent output dir>/subagents``, i.e.
+    ``<sessions_dir>/<parent_id>/subagents`` beside the parent's journal."""
+    return parent.output_dir / "subagents"
+
+
+def build_child(parent: Agent, *, call_id: str, index: int, tools: list[str], max_turns: int) -> ChildAgent:
+    """A sub-agent of ``parent`` for its ``task`` call ``call_id``: ``tools`` (names the parent
+    has; fresh instances), at most ``max_turns`` steps with tool calls, the parent's model,
+    provider (wrapped in a ``CountingProvider``), permission mode and rules with every non-read
+    capability refused, never interactive. Its journal (``<subagent_dir>/<call id>.jsonl``,
+    0600) starts with a session record and its system prompt. Raises nothing but ``OSError``
+    from nowhere: journal failures are kept by the journal itself."""
+    name = safe_call_id(call_id)
+    folder = subagent_dir(parent)
+    registry = ToolRegistry(type(parent.registry.get(tool))() for tool in tools)
+    prompt = build_subagent_prompt(parent.workspace, registry.names())
+    config = replace(parent.config, max_turns=max_turns, interactive=False,
+                     allowed_capabilities=frozenset({Capability.READ}), restricted_mode_name=SUBAGENT_MODE_NAME)
+    session_id = f"{parent.session_id}-{name}"
+    journal = SessionJournal(folder / f"{name}.jsonl")
+    journal.append(SessionRecord(event="started", session_id=session_id, model=parent.model,
+                                 workspace=str(parent.workspace), time=time.time()))
+    journal.append(SystemPromptRecord(text=prompt, tools=tuple(registry.names()), model=parent.model,
+                                      reason="started", time=time.time()))
+    child = ChildAgent(provider=CountingProvider(parent.provider), registry=registry, system_prompt=prompt,
+                       model=parent.model, workspace=parent.workspace, output_dir=folder / name,
+                       session_id=session_id, config=config, journal=journal,
+                       context_window=parent.context_window, reminders=ReminderEngine(()))
+    child.task_index = index
+    child.spending = parent.spending  # the session budget counts sub-agents too
+    child.call_purpose = "subagent"  # its model calls are logged as a sub-agent's
+    return child
