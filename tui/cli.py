@@ -61,6 +61,9 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
     add("--resume", nargs="?", const=PICK, metavar="ID",
                         help="continue session ID or a unique prefix of it (without ID: the TUI opens a "
                              "session picker; run lists recent sessions and exits 2)")
+    add("--sandbox", choices=["auto", "off", "read-only", "workspace-write"],
+        help="OS sandbox of bash commands: auto (default: Plan read-only, Act workspace-write where "
+             "available), off, or always read-only / workspace-write")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +92,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_turns": args.max_turns,
         "permission_mode": args.permission_mode,
         "compaction": {"mode": args.compaction} if args.compaction else None,
+        "sandbox": {"mode": args.sandbox} if args.sandbox else None,
     }
 
 

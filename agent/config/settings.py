@@ -121,6 +121,23 @@ class RetentionSettings(BaseModel):
     max_total_mb: float = Field(2048.0, ge=0, description="Delete the oldest sessions while all of the user's sessions take more than this (MB; 0 = no size cap).")
 
 
+class SandboxSettings(BaseModel):
+    """The ``[sandbox]`` section: the OS sandbox of bash commands (``agent.sandbox``)."""
+
+    mode: Literal["auto", "off", "read-only", "workspace-write"] = Field("auto", description=(
+        "auto: Plan mode runs bash read-only and Act mode confines it to the workspace where the OS sandbox "
+        "(Linux Landlock) is available, else unsandboxed; off: never; read-only / workspace-write: always that "
+        "mode (an unavailable sandbox then refuses commands)."))
+    network: bool | None = Field(None, description=(
+        "Whether sandboxed commands may use the network (TCP/UDP); unset: denied in read-only, allowed in "
+        "workspace-write."))
+    writable: list[str] = Field(default_factory=list, description=(
+        "Extra folders writable in workspace-write mode, e.g. [\"~/.cache/pip\", \"~/.npm\"]. User config, env or flags only."))
+    unix_sockets: bool = Field(False, description=(
+        "Let sandboxed commands open Unix sockets (docker, ssh-agent, dbus: a daemon acts outside the sandbox). "
+        "User config, env or flags only."))
+
+
 class Settings(BaseSettings):
     """All settings. Every field can be set in TOML, as ``OPENCLI_<NAME>`` or by a CLI flag."""
 
@@ -162,6 +179,7 @@ class Settings(BaseSettings):
     permissions: PermissionRuleSettings = Field(default_factory=PermissionRuleSettings)
     bash: BashSettings = Field(default_factory=BashSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

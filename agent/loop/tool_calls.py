@@ -105,7 +105,8 @@ class ToolCallsMixin:
                            max_output_chars=config.max_output_chars, bash_timeout_s=config.bash_timeout_s,
                            call_id=safe_call_id(call_id), env_allow=config.bash_env_allow,
                            tool_time_limits=config.tool_time_limits,
-                           default_time_limit_s=config.tool_time_limits.get("default", 60.0))
+                           default_time_limit_s=config.tool_time_limits.get("default", 60.0),
+                           sandbox=self._turn_options.sandbox or config.sandbox)
 
     def _execute(self, call: ToolCall, reply: AssistantMessage, emit: Emit,
                  cancel: threading.Event) -> ToolOutput:
@@ -181,6 +182,8 @@ class ToolCallsMixin:
             allowed = self.config.allowed_capabilities
         if allowed is None or (tool is not None and tool.capability in allowed):
             return ""
+        if tool is not None and getattr(tool, "sandboxed", False) and options.sandbox is not None:
+            return ""  # runs confined by the turn's (read-only) sandbox
         usable = ", ".join(t.name for t in self.registry.tools() if t.capability in allowed)
         kinds = "/".join(sorted(c.value for c in allowed))
         what = f"{name} ({tool.capability.value})" if tool is not None else repr(name)

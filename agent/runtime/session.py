@@ -24,6 +24,7 @@ from ..session.records import SystemPromptRecord
 from .agent_builder import AgentBuilding
 from .modes import SessionModes
 from .plan_mode import PlanDelegation
+from .sandboxing import SessionSandbox
 from .watching import SessionWatching
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
@@ -58,7 +59,7 @@ EMBEDDED_TOOLS_NOTICE = ("It reads, greps and globs only: it cannot edit files o
                          "[embedded] tools = \"all\" in your config gives it every tool.")
 
 
-class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching):
+class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching, SessionSandbox):
     """A conversation bound to a workspace, a model and a provider.
 
     Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
@@ -296,7 +297,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching)
     def startup_notices(self) -> list[str]:
         """Notices to show when the session starts (e.g. the embedded model's limits, lines of a
         resumed journal that were skipped)."""
-        notices = []
+        notices = self.sandbox_notices()
         if self.resumed is not None:
             count = len(self.resumed.messages)
             notices.append(f"Resumed session {self.session_id} ({count} message{'' if count == 1 else 's'}).")
