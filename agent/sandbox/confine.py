@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import struct
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
@@ -86,7 +85,7 @@ def landlock_status() -> tuple[int, str]:
 
 def seccomp_supported() -> bool:
     """Whether the seccomp filter is built for this machine's architecture."""
-    return platform.machine() in _ARCHES
+    return os.uname().machine in _ARCHES
 
 
 def fs_rights(abi: int) -> int:
@@ -148,7 +147,7 @@ def _add_path(ruleset: int, path: str, rights: int, handled: int) -> None:
 def seccomp_program(network: bool, unix_sockets: bool, machine: str | None = None) -> bytes:
     """The seccomp BPF program (``struct sock_filter`` array) for ``network`` / ``unix_sockets``
     on ``machine`` (default: this one). Raises ``KeyError`` for an architecture without one."""
-    arch, nr_socket, nr_uring, x32 = _ARCHES[machine or platform.machine()]
+    arch, nr_socket, nr_uring, x32 = _ARCHES[machine or os.uname().machine]
     allowed = [AF_NETLINK] + ([AF_UNIX] if unix_sockets else [])
     deny_socket = _RET_ERRNO | EACCES
     # Instructions as (code, jt, jf, k); jumps are relative to the next instruction.
