@@ -29,6 +29,8 @@ from ..events import (
 from ..context.truncation.saved_file import safe_call_id
 from ..messages import AssistantMessage, ToolCall, ToolResultMessage, json_loads
 from ..permissions.policy import decide, denial_message
+from ..sandbox.rerun import offer_unsandboxed, should_offer
+from ..sandbox.policy import prompt_text
 from ..tools.base import ToolContext, ToolOutput
 from .config import INTERRUPTED_TEXT
 from .guards import STOPPED_RESULT_TEXT, GuardVerdict
@@ -144,6 +146,9 @@ class ToolCallsMixin:
             if warning:
                 emit(Notice(message=warning))
         output = self.registry.execute(call, ctx)
+        if should_offer(output, ctx, self.config.permission_mode):  # the sandbox refused: ask to run unsandboxed
+            output = offer_unsandboxed(output, ctx, lambda c, note: self._ask(call, tool, c, emit, cancel, note=note),
+                                       lambda c: self.registry.execute(call, c))
         if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
             self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
         return output
@@ -206,7 +211,8 @@ class ToolCallsMixin:
         arguments = call.parsed_arguments()
         request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=arguments,
                                     capability=tool.capability.value, preview=preview,
-                                    view=self.registry.view(call.name, arguments), diff=diff, note=note)
+                                    view=self.registry.view(call.name, arguments), diff=diff, note=note,
+                                    sandbox=prompt_text(ctx.sandbox) if getattr(tool, "sandboxed", False) else "")
         emit(request)
         waited_from = time.monotonic()
         try:

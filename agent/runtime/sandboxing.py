@@ -73,12 +73,16 @@ class SessionSandbox:
             self.agent.config.sandbox = self.act_sandbox()
             self.agent.config.plan_sandbox = self.plan_sandbox()
 
-    def sandbox_label(self) -> str:
-        """The status bar's word for Act mode's sandbox: ``sandbox: workspace-write``, ``sandbox:
-        read-only``, ``sandbox off`` (chosen) or ``unsandboxed`` (none available)."""
-        policy = self.act_sandbox()
+    def sandbox_label(self, plan: bool = False) -> str:
+        """The status bar's words for the sandbox of Act mode's commands (``plan``: of the
+        planning pass): ``sandbox: workspace-write``, ``sandbox: read-only``, ``sandbox off``
+        (chosen), ``unsandboxed`` (none available here), ``sandbox unavailable`` (asked for, so
+        commands are refused), ``no bash`` (a planning pass without a sandbox)."""
+        policy = self.plan_sandbox() if plan else self.act_sandbox()
         if policy is not None:
-            return f"sandbox: {policy.mode.value}" + ("" if policy.available else " (unavailable)")
+            return f"sandbox: {policy.mode.value}" if policy.available else "sandbox unavailable"
+        if plan:
+            return "no bash"
         return "sandbox off" if self.settings.sandbox.mode == "off" else "unsandboxed"
 
     def sandbox_notices(self) -> list[str]:

@@ -55,3 +55,10 @@ class SandboxPolicy:
     def label(self) -> str:
         """``read-only`` / ``workspace-write``, with ``, no network`` when it is denied."""
         return self.mode.value + ("" if self.network else ", no network")
+
+
+def prompt_text(policy: SandboxPolicy | None) -> str:
+    """What the permission prompt says about a command under ``policy`` (None: unsandboxed):
+    ``runs sandboxed (workspace-write)``, ``runs sandboxed (read-only, no network)`` or
+    ``runs unsandboxed``."""
+    return f"runs sandboxed ({policy.label()})" if policy is not None else "runs unsandboxed"
