@@ -12,7 +12,8 @@ whose docstring says why that and not a cgroup or ``PR_SET_PDEATHSIG``): it adop
 the command's tree and kills the whole tree when the agent dies, even by SIGKILL, because the
 only write end of its "life" pipe closes with the agent. ``Supervised`` gives it the part of the
 ``Popen`` interface used here (``agent.supervised``); where the supervisor cannot run, commands
-start directly.
+start directly, except sandboxed ones (``sandbox=``, ``agent.sandbox``): the supervisor confines
+those in the child before ``exec``, and without it they do not start.
 """
 
 from __future__ import annotations
