@@ -146,6 +146,7 @@ def _sandbox(options: list[str]):  # noqa: ANN202 - (confine module, ruleset fd,
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox"))
         import confine  # stdlib only; the agent package is not importable under -I -S
 
+        confine.drop_capabilities()  # root: this supervisor and its command lose the privileged ones
         ruleset = confine.build_ruleset(writable, network)
         program = confine.seccomp_program(network, unix) if confine.seccomp_supported() else None
     except OSError as exc:

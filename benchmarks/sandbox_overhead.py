@@ -50,6 +50,7 @@ imported = (time.perf_counter() - t0) * 1000
 def run(sandboxed):
     start = time.perf_counter()
     if sandboxed:
+        confine.drop_capabilities()  # the supervisor does this on itself (root: once it has run, cheap)
         ruleset = confine.build_ruleset([sys.argv[2], sys.argv[3]], False)
         program = confine.seccomp_program(False, False)
     pid = os.fork()

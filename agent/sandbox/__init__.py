@@ -18,12 +18,15 @@ TCP bind/connect (ABI 4) and every other ``socket()`` but netlink when the netwo
 as docker or an ssh-agent acts outside the sandbox); abstract Unix sockets and signals to
 processes outside the sandbox (ABI 6 scopes); io_uring (it could open sockets past seccomp);
 32-bit and x32 system calls; setuid programs gaining privileges (``no_new_privs``); mounts
-(Landlock forbids them). Everything a command starts inherits the sandbox.
+(Landlock forbids them); for a privileged (root) agent, every capability but the file-permission
+ones (modules, raw devices, the clock, the host name, network administration, BPF...).
+Everything a command starts inherits the sandbox.
 
 Remaining: reading is not restricted (secrets in ``~`` can be read and, with network allowed,
 sent); Unix sockets inherited already open, and ``socketpair``; writes through an already open
-descriptor passed in (the agent passes none but the output pipe); a root command keeps its
-capabilities (e.g. netlink route changes, ``ptrace`` inside the sandbox, kernel keyrings);
+descriptor passed in (the agent passes none but the output pipe); a root command keeps the
+file-permission capabilities (it reads every file; ``chown`` inside the writable folders) and
+kernel keyrings;
 ``/dev/shm`` is not writable (programs using POSIX semaphores fail) unless listed; on kernels
 before Landlock ABI 4, TCP is not confined by Landlock (seccomp still denies sockets); elsewhere
 (macOS, Windows, kernels without Landlock) there is no sandbox: ``probe`` says why.

@@ -5,7 +5,8 @@ it imports nothing but ``ctypes``, ``os`` and ``struct``. ``build_ruleset`` runs
 supervisor before it forks (paths are opened there, errors are reported before anything
 starts); ``restrict`` runs in the forked child right before ``exec``: it sets
 ``PR_SET_NO_NEW_PRIVS``, installs the seccomp filter and calls ``landlock_restrict_self``.
-Everything the command starts inherits both and cannot lift them.
+A command started with privileges (root) also loses every capability but the file-permission
+ones (``drop_capabilities``, called by the supervisor on itself before it forks). Everything the command starts inherits all this and cannot lift it.
 
 What the ruleset allows: reading and executing everywhere (``/``); every write right except
 making device nodes beneath each writable folder; writing (and device ioctls) on ``/dev/null``,
@@ -43,6 +44,14 @@ _FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCT
 READ_RIGHTS = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 #: Files a confined command may still write (and ioctl): the usual sinks and the terminal.
 WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+
+#: Capabilities a command started with privileges (root) keeps: the file-permission ones a root
+#: user works with in its workspace, and the harmless rest of container runtimes' default set;
+#: loading modules, raw devices, mounts, the clock, the host name, network administration,
+#: ptrace of others, BPF, device nodes and the like are dropped (bounding set included).
+KEPT_CAPABILITIES = sum(1 << cap for cap in (0, 1, 2, 3, 4, 5, 6, 7, 10, 18, 29))
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_CAP_VERSION_3 = 0x20080522
 
 AF_UNIX, AF_NETLINK = 1, 16
 EACCES, EPERM = 13, 1
@@ -167,9 +176,33 @@ def seccomp_program(network: bool, unix_sockets: bool, machine: str | None = Non
     return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
 
 
+def drop_capabilities() -> bool:
+    """Drop every capability outside ``KEPT_CAPABILITIES`` from the bounding, ambient, effective,
+    permitted and inheritable sets of the calling process, when it has any (root); returns
+    whether it had some. Raises ``OSError`` when the sets cannot be changed."""
+    header = ctypes.create_string_buffer(struct.pack("=Ii", _CAP_VERSION_3, 0), 8)
+    data = ctypes.create_string_buffer(24)
+    _check(_libc.capget(header, data), "capget")
+    sets = struct.unpack("=6I", data.raw)  # (effective, permitted, inheritable) x (caps 0-31, 32-63)
+    if not (sets[1] or sets[4]):
+        return False
+    zero = ctypes.c_ulong(0)
+    for cap in range(64):
+        if not (KEPT_CAPABILITIES >> cap) & 1:
+            _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), zero, zero, zero)  # EINVAL past the last one
+    _libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), zero, zero, zero)
+    low, high = KEPT_CAPABILITIES & 0xFFFFFFFF, KEPT_CAPABILITIES >> 32
+    kept = struct.pack("=6I", *(value & (low if i < 3 else high) for i, value in enumerate(sets)))
+    _check(_libc.capset(ctypes.create_string_buffer(struct.pack("=Ii", _CAP_VERSION_3, 0), 8),
+                        ctypes.create_string_buffer(kept, 24)), "capset")
+    return True
+
+
 def restrict(ruleset: int, program: bytes | None) -> None:
     """Confine the calling process (single-threaded, right before ``exec``): no new privileges,
-    the seccomp ``program`` (None: none), then the Landlock ``ruleset``. Raises ``OSError``."""
+    the seccomp ``program`` (None: none), then the Landlock ``ruleset``. Raises ``OSError``.
+    (``drop_capabilities`` runs before the fork, in the supervisor: in the child its calls
+    would cost a millisecond of copy-on-write faults.)"""
     zero = ctypes.c_ulong(0)
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), zero, zero, zero), "prctl(NO_NEW_PRIVS)")
     if program:

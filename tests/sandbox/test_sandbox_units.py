@@ -5,6 +5,7 @@ saved outputs that no sandboxed command can write."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -117,3 +118,16 @@ def test_the_sessions_journal_and_saved_outputs_are_not_writable(tmp_path):
         assert out.text.count("Permission denied") == 3, out.text
     assert journal.read_bytes() == before and not (outputs / "tool-output-x.txt").exists()
     assert not any(Path(p) in journal.parents for p in session.act_sandbox().writable)
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a privileged agent has capabilities to drop")
+def test_root_commands_lose_privileged_capabilities(machine):
+    from agent.sandbox.confine import KEPT_CAPABILITIES
+
+    out = run_sandboxed(machine, machine.policy(SandboxMode.WORKSPACE_WRITE),
+                        f"grep -E '^Cap(Eff|Bnd):' /proc/self/status; {sys.executable} -c "
+                        "\"import socket; socket.sethostname(socket.gethostname())\"; chown 1000 README.md && echo own")
+    assert f"CapEff:\t{KEPT_CAPABILITIES:016x}" in out.text and f"CapBnd:\t{KEPT_CAPABILITIES:016x}" in out.text
+    assert "PermissionError: [Errno 1] Operation not permitted" in out.text  # CAP_SYS_ADMIN is gone
+    assert "\nown\n" in out.text  # file permissions in the workspace still work as root
