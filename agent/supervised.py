@@ -82,7 +82,9 @@ class Supervised:
                 self.stdout.close()
             code = int(line[1]) if len(line) > 1 else 0
             if line and line[0] == b"B":
-                raise SandboxFailed(code, f"the sandbox could not be applied: {os.strerror(code) if code else '?'}")
+                step = line[2].decode(errors="replace") if len(line) > 2 else "sandbox"
+                raise SandboxFailed(code, f"the sandbox could not be applied ({step} refused: "
+                                          f"{os.strerror(code) if code else '?'})")
             if not line or line[0] != b"E":
                 raise SupervisorFailed("the supervisor did not start")
             raise OSError(code, f"{os.strerror(code) if code else 'cannot start'}: {argv[0]!r}")

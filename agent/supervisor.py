@@ -27,7 +27,8 @@ Sandbox: with ``--sandbox`` (and ``--write PATH`` per writable folder, ``--net``
 supervisor builds the Landlock ruleset before it forks and the child confines itself right before
 ``exec`` (``agent/sandbox/confine.py``, loaded by path); the supervisor itself stays unconfined so
 it can still signal and reap the whole tree. A sandbox that cannot be applied reports ``B
-<errno>`` and the command does not run.
+<errno> <step>`` (the call that refused: ``seccomp``, ``landlock_restrict_self``...) and the
+command does not run.
 
 Linux only (``prctl``); elsewhere ``agent.process`` runs commands directly and relies on its
 process-group kill (the agent's death then leaves commands running). Run as ``python supervisor.py
@@ -150,7 +151,7 @@ def _sandbox(options: list[str]):  # noqa: ANN202 - (confine module, ruleset fd,
         ruleset = confine.build_ruleset(writable, network)
         program = confine.seccomp_program(network, unix) if confine.seccomp_supported() else None
     except OSError as exc:
-        raise SandboxError(exc.errno or 1, str(exc)) from None
+        raise SandboxError(exc.errno or 1, exc.strerror or str(exc)) from None
     return confine, ruleset, program
 
 
@@ -174,8 +175,9 @@ def _start(command: list[str], private: tuple[int, ...], sandbox=None) -> int:  
                     confine, ruleset, program = sandbox
                     confine.restrict(ruleset, program)
                     os.close(ruleset)
-                except OSError as exc:
-                    os.write(err_w, b"B" + str(exc.errno or 1).encode())
+                except OSError as exc:  # "B<errno> <step>": which call refused (seccomp, landlock...)
+                    step = (str(exc.strerror or exc).split(":")[0].split() or ["sandbox"])[0]
+                    os.write(err_w, b"B" + str(exc.errno or 1).encode() + b" " + step.encode()[:40])
                     os._exit(127)
             os.execvp(command[0], command)
         except OSError as exc:
@@ -191,8 +193,11 @@ def _start(command: list[str], private: tuple[int, ...], sandbox=None) -> int:  
         os.close(err_r)
     if data:
         os.waitpid(pid, 0)
-        errno = int(data.lstrip(b"B") or b"0")
-        raise (SandboxError if data.startswith(b"B") else OSError)(errno, os.strerror(errno))
+        if data.startswith(b"B"):
+            code, _, step = data[1:].partition(b" ")
+            raise SandboxError(int(code or b"1"), step.decode(errors="replace") or "sandbox")
+        errno = int(data or b"0")
+        raise OSError(errno, os.strerror(errno))
     return pid
 
 
@@ -220,7 +225,8 @@ def main(argv: list[str]) -> int:
     try:
         child_pid = _start(command, (status_fd, life_fd), _sandbox(options))
     except SandboxError as exc:
-        report(f"B {exc.errno or 0}")
+        step = (str(exc.strerror or "").split(":")[0].split() or ["sandbox"])[0]
+        report(f"B {exc.errno or 0} {step[:40]}")
         return 127
     except OSError as exc:
         report(f"E {exc.errno or 0}")

@@ -131,3 +131,13 @@ def test_root_commands_lose_privileged_capabilities(machine):
     assert f"CapEff:\t{KEPT_CAPABILITIES:016x}" in out.text and f"CapBnd:\t{KEPT_CAPABILITIES:016x}" in out.text
     assert "PermissionError: [Errno 1] Operation not permitted" in out.text  # CAP_SYS_ADMIN is gone
     assert "\nown\n" in out.text  # file permissions in the workspace still work as root
+
+
+@needs_sandbox
+def test_a_sandbox_the_kernel_refuses_names_the_step_and_runs_nothing(machine):
+    """Landlock refuses a rule on an internal filesystem (a namespace file): the command does
+    not start and the error names the call that refused."""
+    marker = machine.root / "ran.txt"
+    with pytest.raises(SandboxFailed, match=r"could not be applied \(landlock_add_rule refused"):
+        spawn(["sh", "-c", f"echo x > {marker}"], machine.ws, None, ["--sandbox", "--write", "/proc/self/ns/net"])
+    assert not marker.exists()
