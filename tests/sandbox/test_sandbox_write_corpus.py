@@ -146,3 +146,9 @@ def test_workspace_write_allows_the_same_writes_inside_the_workspace(machine, wh
     assert "inside" in out.text and "[exit code: 0]" in out.text
     out = run_sandboxed(machine, policy, f"echo x > $TMPDIR/t && cat $TMPDIR/t && test $TMPDIR = {machine.private}")
     assert "[exit code: 0]" in out.text
+    items = corpus(machine.ws, machine, wheel, npm_pkg)
+    out = run_sandboxed(machine, policy, items[-2] if npm_pkg is not None else items[-1])  # pip --target in the workspace
+    assert "[exit code: 0]" in out.text and (machine.ws / "site" / "sbxdemo.py").exists(), out.text
+    if npm_pkg is not None:  # npm's cache points into HOME, which is not writable: keep it in the workspace
+        out = run_sandboxed(machine, policy, f"export npm_config_cache={machine.ws}/.npm-cache; " + items[-1])
+        assert "[exit code: 0]" in out.text and (machine.ws / "node_modules" / "sbx-demo").exists(), out.text
