@@ -25,9 +25,9 @@ def refusal_note(policy: SandboxPolicy, *, interactive: bool) -> str:
     """The line added to the result of a command ``policy`` refused: which sandbox, where writes
     are allowed, what to do instead (Plan mode: put the step in the plan; headless: the flag
     that runs commands unsandboxed). ``interactive``: the user can be asked."""
-    net = "" if policy.network else " and network access"
-    text = (f"[sandbox: the {policy.mode.value} sandbox refused writes outside {policy.allowed_text()}{net}; "
-            "the command was confined, not the files' permissions.")
+    net = "" if policy.network else "; the network is off"
+    text = (f"[sandbox: the {policy.mode.value} sandbox refused writes outside {policy.allowed_text()}{net} "
+            "(the OS sandbox, not file permissions).")
     if policy.mode is SandboxMode.READ_ONLY:
         text += " In Plan mode, propose the step in the plan instead of running it."
     elif not interactive:

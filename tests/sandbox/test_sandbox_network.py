@@ -48,7 +48,7 @@ def test_network_denied_connect_to_localhost_listener_fails(machine):
     for out in (tcp, dev_tcp, udp):
         assert "[exit code: 0]" not in out.text, out.text
         assert "Permission denied" in out.text
-    assert "and network access" in tcp.text  # the refusal note names the network
+    assert "; the network is off" in tcp.text  # the refusal note names the network
 
 
 def test_network_denied_in_workspace_write_when_configured(machine):

@@ -42,9 +42,9 @@ def test_refusal_note_names_the_mode_the_places_and_what_to_do():
     read_only = SandboxPolicy(SandboxMode.READ_ONLY, "/tmp/p")
     note = refusal_note(read_only, interactive=False)
     assert note.startswith("[sandbox: the read-only sandbox refused writes outside the private temp folder /tmp/p")
-    assert "and network access" in note and "propose the step in the plan" in note
+    assert "; the network is off" in note and "propose the step in the plan" in note
     ws = SandboxPolicy(SandboxMode.WORKSPACE_WRITE, "/tmp/p", writable=("/w",), network=True)
-    assert "outside /w, the private temp folder /tmp/p;" in refusal_note(ws, interactive=False)
+    assert "outside /w, the private temp folder /tmp/p (the OS sandbox" in refusal_note(ws, interactive=False)
     assert "`--sandbox off`" in refusal_note(ws, interactive=False)
     assert "--sandbox off" not in refusal_note(ws, interactive=True)
     assert looks_refused("bash: x: Permission denied", 1)
