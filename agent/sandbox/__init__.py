@@ -3,7 +3,8 @@
 Modes (``SandboxMode``): ``read-only`` (Plan mode, and the ``read-only`` permission mode): the
 whole filesystem readable, nothing writable but a private temp folder per session (``TMPDIR``;
 never the journal's folder), network denied unless configured; ``workspace-write`` (Act mode's
-default where the sandbox is available): also the workspace and the folders listed in
+default where the sandbox is available): also the workspace, its git folder when that lies
+outside it (a worktree, a subfolder of a repository) and the folders listed in
 ``sandbox.writable``, network allowed unless denied; ``off``: unconfined.
 
 Parts: ``policy`` (what one command may do, and the supervisor options carrying it), ``probe``

@@ -12,6 +12,8 @@ from agent.config.settings import Settings
 from agent.events import ToolCallFinished
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
+from agent.tools.base import ToolContext
+from agent.tools.bash import BashArgs, BashTool
 from tests import helpers
 
 from .conftest import git, needs_sandbox, snapshot
@@ -100,3 +102,22 @@ def test_the_sessions_folder_is_never_writable(machine, monkeypatch):
     policy = session.act_sandbox()
     assert str(machine.ws) not in policy.writable
     assert any("stays read-only" in n for n in session.startup_notices())
+
+
+def test_git_commit_works_in_a_worktree_and_a_subfolder_under_workspace_write(machine):
+    """A worktree's git dir, and the repository of a workspace that is a subfolder, lie outside
+    the workspace: workspace-write makes them writable so `git commit` works."""
+    worktree = machine.root / "wt"
+    git(machine.ws, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    sub = machine.ws / "pkg"
+    sub.mkdir()
+    for workspace in (worktree, sub):
+        session = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]),
+                                interactive=False)
+        ctx = ToolContext(workspace=workspace, output_dir=machine.root / "agent-out", sandbox=session.act_sandbox())
+        out = BashTool().run(BashArgs(command="echo x > new.txt && git add new.txt && git commit -q -m inside "
+                                              "&& git log --oneline -1"), ctx)
+        assert "inside" in out.text and "[exit code: 0]" in out.text, out.text
+    other = build_session(machine.other, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]),
+                          interactive=False).act_sandbox()
+    assert str(machine.ws / ".git") not in other.writable  # another repository's git dir stays read-only
