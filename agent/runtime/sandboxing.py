@@ -88,8 +88,12 @@ class SessionSandbox:
     def sandbox_notices(self) -> list[str]:
         """Start-up notices: why the sandbox is unavailable, folders kept read-only."""
         notices = []
-        if self.settings.sandbox.mode != "off":
+        setting = self.settings.sandbox.mode
+        if setting != "off":
             notice = unavailable_notice(self.sandbox_support)
+            if notice and setting != "auto":  # asked for by name: fail closed
+                notice = (f"Sandbox unavailable: {self.sandbox_support.reason}. sandbox mode {setting} was asked "
+                          "for, so bash commands are refused; --sandbox off runs them unsandboxed.")
             if notice:
                 notices.append(notice)
             self.act_sandbox()

@@ -141,3 +141,19 @@ def test_a_sandbox_the_kernel_refuses_names_the_step_and_runs_nothing(machine):
     with pytest.raises(SandboxFailed, match=r"could not be applied \(landlock_add_rule refused"):
         spawn(["sh", "-c", f"echo x > {marker}"], machine.ws, None, ["--sandbox", "--write", "/proc/self/ns/net"])
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("mode,expected", [
+    ("auto", "Commands run unsandboxed; Plan mode has no bash."),
+    ("workspace-write", "sandbox mode workspace-write was asked for, so bash commands are refused")])
+def test_unavailable_sandbox_notice_says_why_and_what_follows(tmp_path, monkeypatch, mode, expected):
+    from agent.sandbox import SandboxSupport
+
+    monkeypatch.setattr("agent.runtime.sandboxing.probe",
+                        lambda: SandboxSupport(False, reason="Landlock is disabled (add landlock to the lsm= boot parameter)"))
+    session = build_session(tmp_path, Settings(model="openai/gpt-4.1", sandbox={"mode": mode}),
+                            provider=ScriptedProvider([]), interactive=False)
+    (notice,) = [n for n in session.startup_notices() if n.startswith("Sandbox unavailable")]
+    assert "Landlock is disabled" in notice and expected in notice
+    assert session.plan_sandbox() is None
+    assert (session.act_sandbox() is None) == (mode == "auto")
