@@ -451,6 +451,9 @@ class PermissionRequest(_Event):
     diff: str | None = None
     #: Why this call asks although the tool was allowed for the session (risky commands), or "".
     note: str = ""
+    #: How the command will run: "runs sandboxed (workspace-write)", "runs unsandboxed", or ""
+    #: for tools that run no command.
+    sandbox: str = ""
     reply: Future = Field(default_factory=Future, exclude=True, repr=False)
 
 

@@ -12,7 +12,8 @@ whose docstring says why that and not a cgroup or ``PR_SET_PDEATHSIG``): it adop
 the command's tree and kills the whole tree when the agent dies, even by SIGKILL, because the
 only write end of its "life" pipe closes with the agent. ``Supervised`` gives it the part of the
 ``Popen`` interface used here (``agent.supervised``); where the supervisor cannot run, commands
-start directly.
+start directly, except sandboxed ones (``sandbox=``, ``agent.sandbox``): the supervisor confines
+those in the child before ``exec``, and without it they do not start.
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ def run_streaming(
     env: Mapping[str, str] | None = None,
     pipe_grace_s: float | None = None,
     reader: Callable[[int], int] | None = None,
+    sandbox: Sequence[str] = (),
 ) -> ProcessResult:
     """Run ``argv`` in its own session, feeding its merged stdout+stderr bytes to ``sink``.
 
@@ -172,8 +174,10 @@ def run_streaming(
     Returns when the output is closed and the process has exited, or after killing its process
     tree on ``cancel``, on ``timeout_s`` (seconds; ``None`` = no limit) or when background
     children hold the output open ``pipe_grace_s`` seconds (default ``PIPE_GRACE_S``) after the
-    process exited. Raises ``FileNotFoundError`` / ``PermissionError`` when the program cannot
-    be started, ``ValueError`` unless exactly one of ``sink`` / ``reader`` is given.
+    process exited. ``sandbox``: the supervisor's sandbox options
+    (``SandboxPolicy.supervisor_args``; empty = unconfined). Raises ``FileNotFoundError`` /
+    ``PermissionError`` when the program cannot be started, ``supervised.SandboxFailed`` when its
+    sandbox cannot be applied, ``ValueError`` unless exactly one of ``sink`` / ``reader`` is given.
     """
     if (sink is None) == (reader is None):
         raise ValueError("run_streaming needs exactly one of sink= or reader=")
@@ -181,7 +185,7 @@ def run_streaming(
     grace = PIPE_GRACE_S if pipe_grace_s is None else pipe_grace_s
     started = time.monotonic()
     deadline = started + timeout_s if timeout_s else None
-    proc = spawn(argv, cwd, env)
+    proc = spawn(argv, cwd, env, sandbox)
     with _running_lock:
         _running.add(proc)
     assert proc.stdout is not None

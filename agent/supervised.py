@@ -48,18 +48,24 @@ class SupervisorFailed(OSError):
     """The supervisor itself could not run (no start report): the command was not started."""
 
 
+class SandboxFailed(OSError):
+    """The sandbox asked for could not be applied (or no supervisor could apply it): the command
+    was not started."""
+
+
 class Supervised:
     """A command running under ``agent.supervisor``: ``pid`` is the supervisor's (the group id of
     the command's session), ``stdout`` the output pipe, and ``poll`` / ``wait`` report the
     *command's* return code (``Popen``-style) as soon as it exited, even while the supervisor
     still looks after background jobs the command left (they die with the agent)."""
 
-    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None) -> None:
+    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None,
+                 options: Sequence[str] = ()) -> None:
         life = _life_pipe()
         status_r, status_w = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", _SUPERVISOR, str(status_w), str(life), "--", *argv],
+                [sys.executable, "-I", "-S", _SUPERVISOR, str(status_w), str(life), *options, "--", *argv],
                 cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, env=dict(env) if env is not None else None, pass_fds=(status_w, life))
         finally:
@@ -74,9 +80,13 @@ class Supervised:
             self._status.close()
             if self.stdout is not None:
                 self.stdout.close()
+            code = int(line[1]) if len(line) > 1 else 0
+            if line and line[0] == b"B":
+                step = line[2].decode(errors="replace") if len(line) > 2 else "sandbox"
+                raise SandboxFailed(code, f"the sandbox could not be applied ({step} refused: "
+                                          f"{os.strerror(code) if code else '?'})")
             if not line or line[0] != b"E":
                 raise SupervisorFailed("the supervisor did not start")
-            code = int(line[1]) if len(line) > 1 else 0
             raise OSError(code, f"{os.strerror(code) if code else 'cannot start'}: {argv[0]!r}")
         self.command_pid = int(line[1])
         os.set_blocking(status_r, False)
@@ -126,17 +136,24 @@ class Supervised:
 _babysitting: set[Supervised] = set()
 
 
-def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> "subprocess.Popen | Supervised":
+def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None,
+          sandbox: Sequence[str] = ()) -> "subprocess.Popen | Supervised":
     """Start ``argv`` with merged output on a pipe, in a session of its own, supervised where
-    possible (directly when the supervisor is unavailable or fails to start). Raises ``OSError``
-    when the command cannot start."""
+    possible (directly when the supervisor is unavailable or fails to start). ``sandbox``: the
+    supervisor's sandbox options (``SandboxPolicy.supervisor_args``); a sandboxed command never
+    starts unconfined. Raises ``OSError`` when the command cannot start, ``SandboxFailed`` when
+    its sandbox cannot be applied."""
     for done in [s for s in _babysitting if s.supervisor_done()]:
         _babysitting.discard(done)
     if supervision_available():
         try:
-            return Supervised(argv, cwd=cwd, env=env)
+            return Supervised(argv, cwd=cwd, env=env, options=sandbox)
         except SupervisorFailed:
-            pass  # e.g. no usable interpreter: run it directly, killable through its group
+            if sandbox:
+                raise SandboxFailed(1, "the sandbox could not be applied: the supervisor did not start") from None
+            # e.g. no usable interpreter: run it directly, killable through its group
+    elif sandbox:
+        raise SandboxFailed(1, "the sandbox needs the supervisor (Linux with /proc)")
     return subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
                             env=dict(env) if env is not None else None)

@@ -23,9 +23,16 @@ command and all adopted processes are gone. When the life pipe reaches end of fi
 died, however) or it receives SIGTERM / SIGHUP / SIGINT, it sends SIGTERM to every process of its
 subtree, SIGKILL to what is left after ``GRACE_S``, reaps them and exits.
 
+Sandbox: with ``--sandbox`` (and ``--write PATH`` per writable folder, ``--net``, ``--unix``) the
+supervisor builds the Landlock ruleset before it forks and the child confines itself right before
+``exec`` (``agent/sandbox/confine.py``, loaded by path); the supervisor itself stays unconfined so
+it can still signal and reap the whole tree. A sandbox that cannot be applied reports ``B
+<errno> <step>`` (the call that refused: ``seccomp``, ``landlock_restrict_self``...) and the
+command does not run.
+
 Linux only (``prctl``); elsewhere ``agent.process`` runs commands directly and relies on its
 process-group kill (the agent's death then leaves commands running). Run as ``python supervisor.py
-STATUS_FD LIFE_FD -- ARGV...``.
+STATUS_FD LIFE_FD [--sandbox [--write PATH]... [--net] [--unix]] -- ARGV...``.
 """
 
 from __future__ import annotations
@@ -125,9 +132,34 @@ def _returncode(status: int) -> int:
     return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
-def _start(command: list[str], private: tuple[int, ...]) -> int:
+class SandboxError(OSError):
+    """The sandbox could not be applied: the command was not started."""
+
+
+def _sandbox(options: list[str]):  # noqa: ANN202 - (confine module, ruleset fd, seccomp program)
+    """Build the sandbox ``options`` ask for before forking: returns ``(confine, ruleset_fd,
+    program)``, or None without ``--sandbox``. Raises ``SandboxError``."""
+    if "--sandbox" not in options:
+        return None
+    writable = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--write"]
+    network, unix = "--net" in options, "--unix" in options
+    try:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox"))
+        import confine  # stdlib only; the agent package is not importable under -I -S
+
+        confine.drop_capabilities()  # root: this supervisor and its command lose the privileged ones
+        ruleset = confine.build_ruleset(writable, network)
+        program = confine.seccomp_program(network, unix) if confine.seccomp_supported() else None
+    except OSError as exc:
+        raise SandboxError(exc.errno or 1, exc.strerror or str(exc)) from None
+    return confine, ruleset, program
+
+
+def _start(command: list[str], private: tuple[int, ...], sandbox=None) -> int:  # noqa: ANN001
     """Fork and exec ``command`` with default signal dispositions, without the descriptors in
-    ``private``; returns its pid. Raises ``OSError`` (the exec's errno) when it cannot start."""
+    ``private``, confined by ``sandbox`` (from ``_sandbox``) when given; returns its pid. Raises
+    ``OSError`` (the exec's errno) when it cannot start, ``SandboxError`` when the child could
+    not confine itself."""
     for fd in private:
         os.set_inheritable(fd, False)
     err_r, err_w = os.pipe()  # close-on-exec: end of file without data means the exec worked
@@ -138,27 +170,42 @@ def _start(command: list[str], private: tuple[int, ...]) -> int:
             for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE,
                            signal.SIGXFSZ):
                 signal.signal(signum, signal.SIG_DFL)
+            if sandbox is not None:
+                try:
+                    confine, ruleset, program = sandbox
+                    confine.restrict(ruleset, program)
+                    os.close(ruleset)
+                except OSError as exc:  # "B<errno> <step>": which call refused (seccomp, landlock...)
+                    step = (str(exc.strerror or exc).split(":")[0].split() or ["sandbox"])[0]
+                    os.write(err_w, b"B" + str(exc.errno or 1).encode() + b" " + step.encode()[:40])
+                    os._exit(127)
             os.execvp(command[0], command)
         except OSError as exc:
             os.write(err_w, str(exc.errno or 0).encode())
         finally:
             os._exit(127)
     os.close(err_w)
+    if sandbox is not None:
+        os.close(sandbox[1])
     try:
         data = os.read(err_r, 64)
     finally:
         os.close(err_r)
     if data:
         os.waitpid(pid, 0)
+        if data.startswith(b"B"):
+            code, _, step = data[1:].partition(b" ")
+            raise SandboxError(int(code or b"1"), step.decode(errors="replace") or "sandbox")
         errno = int(data or b"0")
         raise OSError(errno, os.strerror(errno))
     return pid
 
 
 def main(argv: list[str]) -> int:
-    """Supervise ``argv[3:]`` (after ``STATUS_FD LIFE_FD --``); see the module docstring."""
+    """Supervise the command after ``STATUS_FD LIFE_FD [OPTIONS] --``; see the module docstring."""
     status_fd, life_fd = int(argv[0]), int(argv[1])
-    command = argv[3:]
+    split = argv.index("--", 2)
+    options, command = argv[2:split], argv[split + 1:]
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _on_signal)
     make_subreaper()
@@ -176,7 +223,11 @@ def main(argv: list[str]) -> int:
             pass
 
     try:
-        child_pid = _start(command, (status_fd, life_fd))
+        child_pid = _start(command, (status_fd, life_fd), _sandbox(options))
+    except SandboxError as exc:
+        step = (str(exc.strerror or "").split(":")[0].split() or ["sandbox"])[0]
+        report(f"B {exc.errno or 0} {step[:40]}")
+        return 127
     except OSError as exc:
         report(f"E {exc.errno or 0}")
         return 127

@@ -87,6 +87,7 @@ class SessionLifecycleMixin:
 
         set_custom_commands(load_custom_commands(self.session.workspace, frozenset(COMMANDS_BY_NAME)))
         status.permission_mode = mode_text(self.session.settings.permission_mode)
+        status.show_sandbox(self.session)
         from .widgets.context_meter import ContextMeter
 
         for meter in status.query(ContextMeter):

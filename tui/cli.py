@@ -71,6 +71,9 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
         help="stop once the session's model calls used N tokens, prompt + completion (exit 6 in run)")
     add("--debug", action="store_true",
         help="run: also print each session log record (model and tool calls...) to stderr, one line each")
+    add("--sandbox", choices=["auto", "off", "read-only", "workspace-write"],
+        help="OS sandbox of bash commands: auto (default: Plan read-only, Act workspace-write where "
+             "available), off, or always read-only / workspace-write")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,6 +109,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
                                                   ("max_tokens", getattr(args, "max_tokens", None)))
                    if value is not None} or None,
         "verify": {"enabled": True} if getattr(args, "verify", False) else None,
+        "sandbox": {"mode": args.sandbox} if args.sandbox else None,
     }
 
 

@@ -361,7 +361,7 @@ class EventHandler:
         if attention is not None:
             attention.prompt_waiting()
         screen = PermissionScreen(event.tool_name, event.arguments, event.capability, event.preview,
-                                  view=event.view, diff=event.diff, note=event.note)
+                                  view=event.view, diff=event.diff, note=event.note, sandbox=event.sandbox)
         # Close the prompt if the loop stops waiting (turn cancelled) before the user answers.
         reply.add_done_callback(lambda _future: screen.withdraw())
         await self.app.push_screen(screen, resolve)

@@ -133,6 +133,7 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     status.used_tokens = None
     status.prepared = False
     status.permission_mode = PermissionMode(session.settings.permission_mode).value
+    status.show_sandbox(session)
     app.plan_mode.active = session.plan_mode  # the resumed session's Plan/Act mode
     app.plan_mode.sync_status()
     await conversation.add(WelcomeBlock(session.workspace.name, session.model))

@@ -40,6 +40,7 @@ def cycle_permission_mode(app: "OpenCLIApp") -> PermissionMode:
     mode = next_mode(session.settings.permission_mode)
     session.set_permission_mode(mode)
     app.main_screen.query_one(StatusBar).permission_mode = mode.value
+    app.main_screen.query_one(StatusBar).show_sandbox(session)  # read-only mode: read-only sandbox
     app.notify(f"Permission mode: {mode.value}", timeout=3)
     return mode
 

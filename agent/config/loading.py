@@ -123,6 +123,7 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
     if isinstance(bash, dict) and bash.pop("env_allow", None) is not None:
         notices.append(".opencli.toml may not pass secret environment variables to commands ([bash] env_allow); "
                        "ignored (put it in your user config).")
+    _restrict_project_sandbox(project, notices)
     if "permission_mode" in project:
         try:
             wanted = PermissionMode(project["permission_mode"])
@@ -133,6 +134,24 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
             project.pop("permission_mode")
             notices.append(f".opencli.toml may not loosen permission_mode to {wanted.value}; ignored.")
     return project
+
+
+def _restrict_project_sandbox(project: dict[str, Any], notices: list[str]) -> None:
+    """A project ``[sandbox]`` section may only tighten: ``mode = "off"``, ``network = true``,
+    ``writable`` and ``unix_sockets`` are dropped with a notice."""
+    section = project.get("sandbox")
+    if not isinstance(section, dict):
+        return
+    section = dict(section)
+    loosened = [key for key in ("writable", "unix_sockets") if section.pop(key, None)]
+    if section.get("mode") in ("off", "auto"):
+        loosened.append(f"mode = {section.pop('mode')!r}")
+    if section.get("network") is True:
+        loosened.append("network = true")
+        section.pop("network")
+    if loosened:
+        notices.append(f".opencli.toml may not loosen the sandbox ({', '.join(loosened)}); ignored.")
+    project["sandbox"] = section
 
 
 def _restrict_project_rules(project: dict[str, Any], user: dict[str, Any], notices: list[str]) -> None:

@@ -171,6 +171,21 @@ class SubagentSettings(BaseModel):
     max_turns: int = Field(15, ge=1, description="Steps with tool calls a sub-agent may take (a call's max_turns may only lower it).")
     time_limit_s: float = Field(600.0, gt=0, description="Wall-clock limit of one sub-agent (seconds).")
     max_parallel: int = Field(4, ge=1, le=16, description="Sub-agents running at once; more task calls in one reply wait for a free slot.")
+class SandboxSettings(BaseModel):
+    """The ``[sandbox]`` section: the OS sandbox of bash commands (``agent.sandbox``)."""
+
+    mode: Literal["auto", "off", "read-only", "workspace-write"] = Field("auto", description=(
+        "auto: Plan mode runs bash read-only and Act mode confines it to the workspace where the OS sandbox "
+        "(Linux Landlock) is available, else unsandboxed; off: never; read-only / workspace-write: always that "
+        "mode (an unavailable sandbox then refuses commands)."))
+    network: bool | None = Field(None, description=(
+        "Whether sandboxed commands may use the network (TCP/UDP); unset: denied in read-only, allowed in "
+        "workspace-write."))
+    writable: list[str] = Field(default_factory=list, description=(
+        "Extra folders writable in workspace-write mode, e.g. [\"~/.cache/pip\", \"~/.npm\"]. User config, env or flags only."))
+    unix_sockets: bool = Field(False, description=(
+        "Let sandboxed commands open Unix sockets (docker, ssh-agent, dbus: a daemon acts outside the sandbox). "
+        "User config, env or flags only."))
 
 
 class Settings(BaseSettings):
@@ -220,6 +235,7 @@ class Settings(BaseSettings):
     hooks: HookSettings = Field(default_factory=HookSettings)
     reasoning: ReasoningSettings = Field(default_factory=ReasoningSettings)
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

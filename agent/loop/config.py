@@ -48,6 +48,10 @@ class LoopConfig:
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     #: Allow/deny rules and "allow for this session" answers (``permissions.rules``); None = none.
     permission_rules: Any = None
+    #: The ``agent.sandbox.SandboxPolicy`` bash commands run under (None = unsandboxed), and the
+    #: read-only one of the planning pass (None: no sandbox, so Plan mode has no bash).
+    sandbox: Any = None
+    plan_sandbox: Any = None
 
 
 @dataclass(frozen=True)
@@ -63,3 +67,7 @@ class TurnOptions:
     allowed_capabilities: frozenset[Capability] | None = None
     restricted_mode_name: str = ""
     reasoning_effort: str | None = None
+    #: The sandbox of this turn's commands instead of ``LoopConfig.sandbox`` (the planning
+    #: pass's read-only one); with it, tools that run sandboxed (``sandboxed = True``) may run
+    #: whatever ``allowed_capabilities`` says.
+    sandbox: Any = None

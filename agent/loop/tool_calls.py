@@ -36,6 +36,8 @@ from ..events import (
 from ..context.truncation.saved_file import safe_call_id
 from ..messages import AssistantMessage, ToolCall, ToolResultMessage, json_loads
 from ..permissions.policy import decide, denial_message
+from ..sandbox.rerun import offer_unsandboxed, should_offer
+from ..sandbox.policy import prompt_text
 from ..tools.base import ToolContext, ToolError, ToolOutput
 from .config import INTERRUPTED_TEXT
 from .guards import STOPPED_RESULT_TEXT, GuardVerdict
@@ -193,7 +195,8 @@ class ToolCallsMixin:
                            max_output_chars=config.max_output_chars, bash_timeout_s=config.bash_timeout_s,
                            call_id=safe_call_id(call_id), env_allow=config.bash_env_allow,
                            tool_time_limits=config.tool_time_limits,
-                           default_time_limit_s=config.tool_time_limits.get("default", 60.0))
+                           default_time_limit_s=config.tool_time_limits.get("default", 60.0),
+                           sandbox=self._turn_options.sandbox or config.sandbox)
 
     def _execute(self, call: ToolCall, reply: AssistantMessage, emit: Emit,
                  cancel: threading.Event) -> ToolOutput:
@@ -214,6 +217,9 @@ class ToolCallsMixin:
             if warning:
                 emit(Notice(message=warning))
         output = self.registry.execute(call, ctx)
+        if should_offer(output, ctx, self.config.permission_mode):  # the sandbox refused: ask to run unsandboxed
+            output = offer_unsandboxed(output, ctx, lambda c, note: self._ask(call, tool, c, emit, cancel, note=note),
+                                       lambda c: self.registry.execute(call, c))
         if gate is not None:
             gate.after(call, output, emit, cancel)
         if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
@@ -283,6 +289,8 @@ class ToolCallsMixin:
             allowed = self.config.allowed_capabilities
         if allowed is None or (tool is not None and tool.capability in allowed):
             return ""
+        if tool is not None and getattr(tool, "sandboxed", False) and options.sandbox is not None:
+            return ""  # runs confined by the turn's (read-only) sandbox
         usable = ", ".join(t.name for t in self.registry.tools() if t.capability in allowed)
         kinds = "/".join(sorted(c.value for c in allowed))
         what = f"{name} ({tool.capability.value})" if tool is not None else repr(name)
@@ -305,7 +313,8 @@ class ToolCallsMixin:
         arguments = call.parsed_arguments()
         request = PermissionRequest(call_id=call.id, tool_name=call.name, arguments=arguments,
                                     capability=tool.capability.value, preview=preview,
-                                    view=self.registry.view(call.name, arguments), diff=diff, note=note)
+                                    view=self.registry.view(call.name, arguments), diff=diff, note=note,
+                                    sandbox=prompt_text(ctx.sandbox) if getattr(tool, "sandboxed", False) else "")
         emit(request)
         waited_from = time.monotonic()
         try:

@@ -110,6 +110,8 @@ class PlanController:
         The request keeps the session's system prompt and tool list (every tool offered); the
         turn's user message starts with ``plan_mode_message`` naming the read-capability tools,
         and the loop refuses any other call by capability (``LoopConfig.allowed_capabilities``).
+        Where the OS sandbox is available (``LoopConfig.plan_sandbox``), bash runs too, under
+        the read-only sandbox, and the mode message says so.
         Ends when ``submit_plan`` succeeds or the model answers in text (then the markdown
         fallback is tried). When a plan results it is stored as ``proposed``, journaled (event
         ``proposed``) and emitted as ``PlanUpdated(approved=False)`` after the turn's
@@ -118,9 +120,12 @@ class PlanController:
         """
         ensure_plan_tools(agent, self)
         read_only = frozenset({Capability.READ})
-        usable = [t.name for t in agent.registry.tools() if t.capability in read_only and t.name != "update_plan"]
+        sandbox = agent.config.plan_sandbox  # read-only OS sandbox: bash may run (None: no bash)
+        usable = [t.name for t in agent.registry.tools()
+                  if (t.capability in read_only or (sandbox is not None and getattr(t, "sandboxed", False)))
+                  and t.name != "update_plan"]
         options = TurnOptions(allowed_capabilities=read_only, restricted_mode_name="Plan mode",
-                              reasoning_effort=reasoning_effort)
+                              reasoning_effort=reasoning_effort, sandbox=sandbox)
         with self._lock:
             self._submitted = []
         try:

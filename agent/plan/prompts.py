@@ -19,7 +19,7 @@ PLAN_MODE_MESSAGE = """\
 <mode>
 # Plan mode
 The user wants a plan before anything changes. You are in Plan mode: the workspace is read-only.
-Only these tools run: {tools}. Any other call is refused.
+Only these tools run: {tools}. Any other call is refused.{bash}
 1. Explore first: find and read the code the task involves. Do not guess what files contain.{think}
 2. Then call submit_plan once, with: a short title; {min_steps} to {max_steps} steps in order, each one
    concrete change with its description, the files it creates or changes (paths relative to the
@@ -28,6 +28,12 @@ Only these tools run: {tools}. Any other call is refused.
    start the work. If you cannot call submit_plan, answer with the plan as a markdown numbered
    list (a `Files:` and a `Why:` line under each step) followed by `## Risks` and `## Assumptions`.
 </mode>"""
+
+#: Added to the Plan mode message when bash runs under the read-only OS sandbox.
+PLAN_BASH_NOTE = """
+bash is read-only here: it runs in an OS sandbox where nothing outside a private temp folder can
+be written and the network is off. Use it to inspect (git log, ls, pytest --collect-only, the
+project's scripts); a command that must change something belongs in the plan as a step."""
 
 ACT_MODE_MESSAGE = """\
 <mode>
@@ -48,11 +54,13 @@ Keep to the files each step lists; if you must change another file, say why."""
 
 def plan_mode_message(tool_names: Iterable[str]) -> ModeMessage:
     """Return the mode message of a planning pass that may use ``tool_names`` (the read-capability
-    tools, in registration order): ``PLAN_MODE_MESSAGE`` filled in (the think hint only when
-    ``think`` is among them)."""
+    tools, and bash under the read-only sandbox, in registration order): ``PLAN_MODE_MESSAGE``
+    filled in (the think hint only when ``think`` is among them, ``PLAN_BASH_NOTE`` when bash
+    is)."""
     names = list(tool_names)
     think = " Use think to weigh options; it changes nothing." if "think" in names else ""
-    return ModeMessage(mode="plan", text=PLAN_MODE_MESSAGE.format(tools=", ".join(names), think=think,
+    bash = PLAN_BASH_NOTE if "bash" in names else ""
+    return ModeMessage(mode="plan", text=PLAN_MODE_MESSAGE.format(tools=", ".join(names), think=think, bash=bash,
                                                                   min_steps=MIN_STEPS, max_steps=MAX_STEPS))
 
 

@@ -80,6 +80,8 @@ class AgentBuilding:
             retry=RetryPolicy(max_retries=s.max_retries, max_retry_time_s=s.max_retry_time),
             compaction=s.compaction,
             permission_rules=self.permission_rules,
+            sandbox=self.act_sandbox(),
+            plan_sandbox=self.plan_sandbox(),
         )
         first = self._journal is None or not self._journal.locked
         journal = self.journal

@@ -36,6 +36,7 @@ class SessionModes:
         self.settings.permission_mode = mode
         if self.agent is not None:
             self.agent.config.permission_mode = mode
+        self.apply_sandbox()  # the read-only permission mode runs commands read-only
         self.record_modes()
         return mode
 

@@ -26,6 +26,7 @@ from .modes import SessionModes
 from .observing import SessionObserving
 from .plan_mode import PlanDelegation
 from .quality import SessionPipeline
+from .sandboxing import SessionSandbox
 from .watching import SessionWatching
 
 if TYPE_CHECKING:  # the loop, tools and git code load in prepare(), after the TUI's first paint
@@ -60,7 +61,8 @@ EMBEDDED_TOOLS_NOTICE = ("It reads, greps and globs only: it cannot edit files o
                          "[embedded] tools = \"all\" in your config gives it every tool.")
 
 
-class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching, SessionObserving, SessionPipeline):
+class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching, SessionObserving, SessionPipeline,
+                   SessionSandbox):
     """A conversation bound to a workspace, a model and a provider.
 
     Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
@@ -302,7 +304,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
     def startup_notices(self) -> list[str]:
         """Notices to show when the session starts (e.g. the embedded model's limits, lines of a
         resumed journal that were skipped)."""
-        notices = []
+        notices = self.sandbox_notices()
         if self.resumed is not None:
             count = len(self.resumed.messages)
             notices.append(f"Resumed session {self.session_id} ({count} message{'' if count == 1 else 's'}).")

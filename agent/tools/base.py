@@ -58,6 +58,7 @@ class ToolContext:
       get ``default_time_limit_s`` (bash uses its own ``timeout``, see ``Tool.time_limit_s``).
     - ``time_limit_s``: the limit of the running call (seconds; None = none), set by the
       registry; tools that can stop (grep) stop at it themselves.
+    - ``sandbox``: the ``agent.sandbox.SandboxPolicy`` commands run under (None = unsandboxed).
     """
 
     workspace: Path
@@ -71,6 +72,7 @@ class ToolContext:
     tool_time_limits: dict[str, float] = field(default_factory=dict)
     default_time_limit_s: float = 60.0
     time_limit_s: float | None = None
+    sandbox: Any = None
 
 
 class ToolOutput(BaseModel):

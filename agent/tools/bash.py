@@ -10,6 +10,11 @@ group and its descendants get SIGTERM, then SIGKILL after 2 s: children and gran
 When bash itself has exited but something it started in the background still holds the output
 pipe open, the group is given 2 s to finish and is then killed too, so a call never hangs on a
 forgotten ``server &`` (a background job that redirects its output elsewhere is left running).
+
+Under a sandbox (``ctx.sandbox``, an ``agent.sandbox.SandboxPolicy``) the supervisor confines the
+command before it execs (``agent.sandbox``); ``TMPDIR`` points to the policy's private temp
+folder, and a failed command whose output shows a refused write gets a line saying so. A
+sandbox that cannot be applied is an error: the command never runs unconfined instead.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from pydantic import Field
 
 from ..context.truncation.bounded import BoundedOutput
 from ..process import kill_running_commands, run_streaming
+from ..sandbox.refusal import looks_refused, refusal_note
 from ..secrets.env import command_environment
+from ..supervised import SandboxFailed
 from .base import Capability, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .view import ToolView, one_line
 
@@ -68,6 +75,8 @@ class BashTool(Tool):
     Args = BashArgs
     capability = Capability.EXEC
     truncates_output = True
+    #: Runs its commands under ``ctx.sandbox``: Plan mode may offer it under a read-only sandbox.
+    sandboxed = True
 
     def preview(self, args: BashArgs, ctx: ToolContext) -> str:
         """Return the command line."""
@@ -96,6 +105,14 @@ class BashTool(Tool):
         bash = shutil.which("bash")
         if bash is None:
             raise ToolError("bash is not installed (no `bash` on PATH); the bash tool cannot run commands")
+        policy = ctx.sandbox
+        env = command_env(ctx.env_allow)
+        if policy is not None:
+            if not policy.available:
+                raise ToolError(f"the {policy.mode.value} sandbox is unavailable ({policy.reason}); the command "
+                                "was not run. `--sandbox off` runs commands unsandboxed.")
+            os.makedirs(policy.tmp_dir, mode=0o700, exist_ok=True)
+            env.update({"TMPDIR": policy.tmp_dir, "TMP": policy.tmp_dir, "TEMP": policy.tmp_dir})
         output = BoundedOutput.for_context(ctx)
         try:
             proc = run_streaming(
@@ -104,11 +121,15 @@ class BashTool(Tool):
                 reader=output.read_from,
                 cancel=ctx.cancel,
                 timeout_s=timeout,
-                env=command_env(ctx.env_allow),
+                env=env,
                 pipe_grace_s=PIPE_GRACE_S,
+                sandbox=policy.supervisor_args() if policy is not None else (),
             )
         except BaseException as exc:
             output.finish()  # wait for pending writes and close the saved file
+            if isinstance(exc, SandboxFailed):
+                raise ToolError(f"{exc.strerror or exc}; the command was not run. `--sandbox off` runs "
+                                "commands unsandboxed.") from None
             if isinstance(exc, OSError):
                 raise ToolError(f"cannot start bash: {exc.strerror or exc}") from None
             raise
@@ -128,6 +149,11 @@ class BashTool(Tool):
                     "killed; redirect a background job's output (cmd > file 2>&1 &) to keep it running]"
                 )
         body = result.text.rstrip("\n")
+        metadata = {"duration_s": round(proc.duration_s, 3), "binary": result.binary,
+                    "sandbox": policy.mode.value if policy is not None else "off"}
+        if policy is not None and not proc.cancelled and looks_refused(result.text, exit_code):
+            status += "\n" + refusal_note(policy, interactive=policy.can_ask)
+            metadata["sandbox_refused"] = True
         text = f"{body}\n{status}" if body else f"(no output)\n{status}"
         display = f"{result.display.rstrip(chr(10))}\n{status}" if result.display else None
         return ToolOutput(
@@ -139,7 +165,7 @@ class BashTool(Tool):
             saved_path=result.saved_path,
             output_lines=result.total_lines,
             output_bytes=result.total_bytes,
-            metadata={"duration_s": round(proc.duration_s, 3), "binary": result.binary},
+            metadata=metadata,
         )
 
 

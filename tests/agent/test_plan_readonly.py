@@ -80,6 +80,7 @@ def state(repo: Path) -> tuple[str, str, str]:
 
 def session_for(ws: Path, replies, model="openai/gpt-4.1", **settings):
     settings.setdefault("permission_mode", "full-auto")  # the most permissive mode: planning must still refuse
+    settings.setdefault("sandbox", {"mode": "off"})  # Plan mode without an OS sandbox: no bash (tests/sandbox: with)
     provider = ScriptedProvider(replies)
     session = build_session(ws, Settings(model=model, **settings), provider=provider, interactive=False)
     return session, provider

@@ -31,6 +31,8 @@ def isolated_tui_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("OPENCLI_CONFIG", str(tmp_path / "no-such-config.toml"))
     monkeypatch.setenv("OPENCLI_DATA_DIR", str(tmp_path / "data"))
+    # The same pictures on every kernel: whether Landlock exists changes Plan mode's tools.
+    monkeypatch.setenv("OPENCLI_SANDBOX__MODE", "off")
 
 
 def fill_demo_repo(root: Path) -> Path:

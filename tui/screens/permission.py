@@ -150,6 +150,7 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
     #permission-prefix { width: 1fr; }
     #permission-risks { color: $error; margin-top: 1; }
     #permission-note { color: $warning; }
+    #permission-sandbox { color: $text-muted; }
     #permission-buttons Button { min-width: 10; }
     """
 
@@ -166,12 +167,14 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
 
     def __init__(self, tool_name: str, arguments: Any = None, capability: str = "",
                  preview: str = "", *, view: "ToolView | None" = None, diff: str | None = None,
-                 note: str = "") -> None:
+                 note: str = "", sandbox: str = "") -> None:
         """The fields of the ``PermissionRequest``: ``view`` how the call is shown (its
         ``command`` makes the prefix box and the risk highlight), ``diff`` the change a file
-        tool would make, ``note`` why a call the session allowed asks again."""
+        tool would make, ``note`` why a call the session allowed asks again, ``sandbox`` how the
+        command will run ("runs sandboxed (workspace-write)", "runs unsandboxed", or "")."""
         super().__init__()
         self.note = note
+        self.sandbox = sandbox
         self.tool_name = tool_name
         self.arguments = arguments
         self.capability = capability
@@ -200,6 +203,10 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
                     yield Static(Text("⚠ " + "; ".join(reasons)), id="permission-risks", markup=False)
             if self.note:
                 yield Static(Text("⚠ Asking because " + self.note), id="permission-note", markup=False)
+            if self.sandbox:
+                mark = "" if self.sandbox.startswith("runs sandboxed") else "⚠ "
+                yield Static(Text(mark + self.sandbox[:1].upper() + self.sandbox[1:]), id="permission-sandbox",
+                             markup=False)
             if self.command is not None:
                 prefix = command_prefix(self.command)
                 with Horizontal(id="permission-prefix-row"):

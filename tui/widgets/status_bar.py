@@ -61,6 +61,13 @@ class StatusBar(Horizontal):
     journal_failed: reactive[bool] = reactive(False)
     #: The effort hint of the running or last turn (``low``, ``medium``, ``high``), or "" for none.
     effort: reactive[str] = reactive("")
+    #: The OS sandbox of commands in Act and in Plan mode (``AgentSession.sandbox_label``), shown
+    #: after the permission mode while the bar has room; ``sandbox_warning``: commands run
+    #: unsandboxed because no sandbox works here (or one asked for cannot run), a mark that
+    #: stays whatever the width.
+    sandbox: reactive[str] = reactive("")
+    plan_sandbox: reactive[str] = reactive("")
+    sandbox_warning: reactive[bool] = reactive(False)
 
     def compose(self) -> ComposeResult:
         from .context_meter import ContextMeter  # imports format_tokens from here
@@ -81,13 +88,26 @@ class StatusBar(Horizontal):
             return f"{format_tokens(window)} ctx"
         return "ctx unknown"
 
-    def info_text(self, *, short_model: bool = False, perm: int = 0, max_width: int | None = None) -> Text:
+    def show_sandbox(self, session: object) -> None:
+        """Take the sandbox marks from ``session`` (its ``sandbox_label``; nothing without one)."""
+        label = getattr(session, "sandbox_label", None)
+        if label is None:
+            return
+        self.sandbox, self.plan_sandbox = label(), label(plan=True)
+        self.sandbox_warning = self.sandbox in ("unsandboxed", "sandbox unavailable")
+
+    def _sandbox_text(self) -> str:
+        return self.plan_sandbox if self.mode == "Plan" else self.sandbox
+
+    def info_text(self, *, short_model: bool = False, perm: int = 0, max_width: int | None = None,
+                  sandbox: bool = False) -> Text:
         """Return the left part of the bar as styled text.
 
         ``short_model``: the model without provider prefix, the embedded note and the effort hint
         (``· effort high``, shown after the model when one is sent);
         ``perm``: 0 ``· perm ask``, 1 ``· ask``, 2 no permission mode; ``max_width``: shorten
-        the model name (with an ellipsis) so the mode and the activity still fit.
+        the model name (with an ellipsis) so the mode and the activity still fit; ``sandbox``:
+        show the sandbox mode (a warning mark for unsandboxed commands always shows).
         """
         text = Text(no_wrap=True, overflow="ellipsis")
         if self.mode == "Plan":  # Plan mode stands out: the theme's warning colour, not reverse video
@@ -116,6 +136,11 @@ class StatusBar(Horizontal):
         if note:
             text.append(note, style="italic")
         text.append(perm_text)
+        sandbox_text = self._sandbox_text()
+        if sandbox_text and self.sandbox_warning and self.mode != "Plan":
+            text.append(f" · ⚠ {sandbox_text}", style="bold")
+        elif sandbox_text and sandbox:
+            text.append(f" · {sandbox_text}", style="dim")
         if activity:
             text.append(activity, style="italic")
         if self.journal_failed:
@@ -132,6 +157,10 @@ class StatusBar(Horizontal):
         meters = list(self.query(ContextMeter)) if self.is_mounted else []
         meter = meters[0] if meters else None
         hints_width = {0: len(KEY_HINTS) + 2, 1: len(SHORT_KEY_HINTS) + 2, 2: 0}
+        if self._sandbox_text() and not self.sandbox_warning:  # the first thing given up when short
+            info = self.info_text(sandbox=True)
+            if info.cell_len + (meter.width_for(0) if meter is not None else 0) + hints_width[0] <= width:
+                return info, 0, 0
         for keys, meter_form, perm, short in DEGRADE_STEPS:
             info = self.info_text(short_model=bool(short), perm=perm)
             meter_width = meter.width_for(meter_form) if meter is not None else 0
@@ -200,6 +229,15 @@ class StatusBar(Horizontal):
         self._update()
 
     def watch_journal_failed(self) -> None:
+        self._update()
+
+    def watch_sandbox(self) -> None:
+        self._update()
+
+    def watch_plan_sandbox(self) -> None:
+        self._update()
+
+    def watch_sandbox_warning(self) -> None:
         self._update()
 
     def watch_embedded(self) -> None:

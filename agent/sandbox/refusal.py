@@ -1,0 +1,35 @@
+"""Telling the model that the sandbox refused something: ``refusal_note`` reads a finished
+sandboxed command's output and exit code and returns the plain line the tool result gains."""
+
+from __future__ import annotations
+
+import re
+
+from .policy import SandboxMode, SandboxPolicy
+
+#: What a refused write, connect or socket looks like in a command's output (EACCES, EPERM,
+#: EROFS as the C library, Python, git, pip and npm print them).
+REFUSAL_PATTERN = re.compile(
+    r"permission denied|operation not permitted|read-only file system|EACCES|EPERM|EROFS"
+    r"|PermissionError|cannot open .* for writing",
+    re.IGNORECASE)
+
+
+def looks_refused(output: str, exit_code: int | None) -> bool:
+    """Whether a sandboxed command's ``output`` (what it printed) and ``exit_code`` (non-zero
+    required) suggest the sandbox refused it."""
+    return bool(exit_code) and REFUSAL_PATTERN.search(output) is not None
+
+
+def refusal_note(policy: SandboxPolicy, *, interactive: bool) -> str:
+    """The line added to the result of a command ``policy`` refused: which sandbox, where writes
+    are allowed, what to do instead (Plan mode: put the step in the plan; headless: the flag
+    that runs commands unsandboxed). ``interactive``: the user can be asked."""
+    net = "" if policy.network else "; the network is off"
+    text = (f"[sandbox: the {policy.mode.value} sandbox refused writes outside {policy.allowed_text()}{net} "
+            "(the OS sandbox, not file permissions).")
+    if policy.mode is SandboxMode.READ_ONLY:
+        text += " In Plan mode, propose the step in the plan instead of running it."
+    elif not interactive:
+        text += " Running it unsandboxed needs `--sandbox off`."
+    return text + "]"
