@@ -2,7 +2,9 @@
 
 The command runs through the bash tool as a call of the user's: the same process handling, time
 limit, truncation and saved output as the model's calls, under the deny rules and the permission
-mode (read-only refuses it; in the other modes typing it is the approval). It is shown as a tool
+mode (read-only refuses it; in the other modes typing it is the approval), but outside the OS
+sandbox: the sandbox confines what the model runs, and the user's own line runs as they typed it
+(``!pip install ...`` may write to the user's caches), as in Claude Code's bash mode. It is shown as a tool
 call (``ToolCallStarted`` / ``ToolCallFinished``, id ``user_...``), and the command with its
 output joins the conversation as one user message, so the model reads it with the next request.
 """
@@ -56,8 +58,11 @@ def run_user_command(agent: "Agent", command: str, emit: Emit, cancel: threading
 
 
 def _run(agent: "Agent", call: ToolCall, cancel: threading.Event) -> ToolOutput:
-    """The bash tool run as the loop runs it, without the permission prompt (the user typed it)."""
-    return agent.registry.execute(call, agent.tool_context(call.id, cancel))
+    """The bash tool run as the loop runs it, without the permission prompt or the sandbox (the
+    user typed it)."""
+    context = agent.tool_context(call.id, cancel)
+    context.sandbox = None
+    return agent.registry.execute(call, context)
 
 
 __all__ = ["USER_COMMAND_TEXT", "run_user_command"]

@@ -157,3 +157,24 @@ def test_unavailable_sandbox_notice_says_why_and_what_follows(tmp_path, monkeypa
     assert "Landlock is disabled" in notice and expected in notice
     assert session.plan_sandbox() is None
     assert (session.act_sandbox() is None) == (mode == "auto")
+
+
+@needs_sandbox
+def test_the_users_own_command_runs_outside_the_sandbox_and_the_models_inside(tmp_path):
+    """``!command`` is the user's own line: it runs as typed (it may write outside the workspace);
+    the same line from the model is confined to the workspace by the Act sandbox."""
+    from agent.loop.user_command import run_user_command
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    line = f"echo made > {outside}/by_user.txt"
+    replies = [{"tool_calls": [{"name": "bash", "arguments": {"command": f"echo made > {outside}/by_model.txt"}}]},
+               {"content": "ok"}]
+    session = build_session(ws, Settings(model="openai/gpt-4.1", permission_mode="full-auto",
+                                         sandbox={"mode": "workspace-write"}),
+                            provider=ScriptedProvider(replies), interactive=False)
+    session.run_turn("write outside", lambda e: None, threading.Event())
+    assert not (outside / "by_model.txt").exists()
+    result = run_user_command(session.agent, line, lambda e: None, threading.Event())
+    assert result.exit_code == 0 and (outside / "by_user.txt").read_text() == "made\n"
