@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.widget import Widget
 
+from .around_loop_events import AroundLoopEvents
 from .markdown_split import find_cut
 from .widgets.blocks import AssistantBlock, ErrorBlock, NoticeBlock, ReasoningBlock, ReminderMark, StopBlock
 from .widgets.conversation import Conversation
@@ -51,7 +52,7 @@ SPLIT_AT_CHARS = 1000
 HARD_SPLIT_AT_CHARS = 4000
 
 
-class EventHandler:
+class EventHandler(AroundLoopEvents):
     """Turns agent events into conversation blocks and status-bar updates.
 
     Inputs: the app (to push the permission screen), the conversation pane, the status bar, the
@@ -389,55 +390,3 @@ class EventHandler:
 
         await self.end_streams()
         await self.conversation.add(CompactionMark(event))
-
-    # -- pipeline hooks --------------------------------------------------------------------------
-    async def _on_hook_started(self, event: Any) -> None:
-        """A pipeline hook began: a compact ``HookBlock`` ("⋯ verify · running")."""
-        from .widgets.hook_block import HookBlock
-
-        await self.end_streams()
-        block = HookBlock(event.hook, event.event, event.round, duration_format=self.duration_format)
-        self._running_hooks()[event.hook] = block
-        await self.conversation.add(block)
-
-    async def _on_hook_finished(self, event: Any) -> None:
-        """A hook's verdict: its block shows it (a block is added when its start was not seen)."""
-        from .widgets.hook_block import HookBlock
-
-        block = self._running_hooks().pop(event.hook, None)
-        if block is None:
-            await self.end_streams()
-            block = HookBlock(event.hook, event.event, event.round, duration_format=self.duration_format)
-            await self.conversation.add(block)
-        block.finish(event.verdict, event.message, event.detail, event.duration_s)
-
-    def _running_hooks(self) -> dict[str, Any]:
-        """The blocks of the hooks running now, by hook name."""
-        if not hasattr(self, "_hook_blocks"):
-            self._hook_blocks: dict[str, Any] = {}
-        return self._hook_blocks
-    # -- sub-agents (the timeline above the prompt, tui/widgets/subagent_timeline.py) -------------
-    def subagent_timeline(self) -> Any:
-        """The timeline of the conversation's screen, or None (a screen without one)."""
-        from .widgets.subagent_timeline import SubagentTimeline
-
-        try:
-            found = self.conversation.screen.query(SubagentTimeline)
-        except Exception:  # noqa: BLE001 - not mounted on a screen (yet)
-            return None
-        return found.first() if found else None
-
-    async def _on_subagent_started(self, event: Any) -> None:
-        timeline = self.subagent_timeline()
-        if timeline is not None:
-            await timeline.started(event)
-
-    async def _on_subagent_progress(self, event: Any) -> None:
-        timeline = self.subagent_timeline()
-        if timeline is not None:
-            timeline.progress(event)
-
-    async def _on_subagent_finished(self, event: Any) -> None:
-        timeline = self.subagent_timeline()
-        if timeline is not None:
-            await timeline.finished(event)
