@@ -232,3 +232,20 @@ def test_help_says_what_resume_without_an_id_does(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "session picker" in " ".join(capsys.readouterr().out.split())
+
+
+def test_sessions_listing_into_a_closed_pipe_ends_quietly(ws, tmp_path):
+    """``opencli-tui sessions | head -1``: the reader leaving early is not a crash (no traceback,
+    no crash report), the listing just stops."""
+    import subprocess
+    import sys
+
+    session_with_turn(ws, "fix add", mtime=1000)
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    for args in (["sessions"], ["sessions", "stats"]):
+        proc = subprocess.Popen([sys.executable, "-m", "tui", *args, "-C", str(ws)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+        proc.stdout.close()  # as `head` does once it has its lines
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0 and "Traceback" not in err and "crash" not in err, err
+    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("crash-*"))

@@ -155,11 +155,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`opencli-tui sessions | head -1`): it had enough
+        _silence_stdout()
+        return 0
     except Exception as exc:  # noqa: BLE001 - any crash: a report file and one line
         from .crash import crash_line, write_crash_report
 
         print(crash_line(exc, write_crash_report(exc, where=_where(argv))), file=sys.stderr)
         return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of a closed pipe cannot raise."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _where(argv: Sequence[str] | None) -> str:

@@ -124,6 +124,7 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
         notices.append(".opencli.toml may not pass secret environment variables to commands ([bash] env_allow); "
                        "ignored (put it in your user config).")
     _restrict_project_sandbox(project, notices)
+    _restrict_project_budget(project, user, notices)
     if "permission_mode" in project:
         try:
             wanted = PermissionMode(project["permission_mode"])
@@ -152,6 +153,28 @@ def _restrict_project_sandbox(project: dict[str, Any], notices: list[str]) -> No
     if loosened:
         notices.append(f".opencli.toml may not loosen the sandbox ({', '.join(loosened)}); ignored.")
     project["sandbox"] = section
+
+
+def _restrict_project_budget(project: dict[str, Any], user: dict[str, Any], notices: list[str]) -> None:
+    """A project ``[budget]`` section may only lower the user's limits (a cloned repository must
+    not raise a spending cap): a limit above the user file's is dropped with a notice; a limit
+    where the user set none is kept (it tightens "no limit")."""
+    section, mine = project.get("budget"), user.get("budget")
+    if not isinstance(section, dict) or not isinstance(mine, dict):
+        return
+    section = dict(section)
+    for key in ("max_cost_usd", "max_tokens"):
+        wanted, limit = section.get(key), mine.get(key)
+        if limit is None or wanted is None:
+            continue
+        try:
+            raised = wanted is False or float(wanted) > float(limit)
+        except (TypeError, ValueError):
+            continue  # validation reports the bad value with its name
+        if raised:
+            section.pop(key)
+            notices.append(f".opencli.toml may not raise the budget ({key} = {wanted} over your {limit}); ignored.")
+    project["budget"] = section
 
 
 def _restrict_project_rules(project: dict[str, Any], user: dict[str, Any], notices: list[str]) -> None:

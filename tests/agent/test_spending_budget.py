@@ -118,3 +118,22 @@ def test_a_model_switch_keeps_the_session_total(tmp_path):
     calls = rec.of(ModelCallFinished)
     assert session.agent.spending is before
     assert before.tokens == sum(c.prompt_tokens + c.completion_tokens for c in calls) > 400
+
+
+def test_project_config_may_lower_the_budget_but_not_raise_it(tmp_path, monkeypatch):
+    """A cloned repository's ``.opencli.toml`` must not lift the user's spending cap (as it may not
+    loosen the permission mode); a lower limit, or one where the user set none, is kept."""
+    from agent.config.loading import load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text("[budget]\nmax_tokens = 2500\n")
+    monkeypatch.setenv("OPENCLI_CONFIG", str(config))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".opencli.toml").write_text("[budget]\nmax_tokens = 100000000\nmax_cost_usd = 0.5\n")
+    notices: list[str] = []
+    settings = load_settings(ws, {}, notices=notices)
+    assert settings.budget.max_tokens == 2500 and settings.budget.max_cost_usd == 0.5
+    assert any("may not raise the budget (max_tokens" in n for n in notices), notices
+    (ws / ".opencli.toml").write_text("[budget]\nmax_tokens = 1000\n")
+    assert load_settings(ws, {}).budget.max_tokens == 1000
