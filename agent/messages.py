@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator, model_validator
 
 
 def new_id(prefix: str = "m") -> str:
@@ -33,7 +33,9 @@ class Usage(BaseModel):
 
     Adding two usages sums every field; a cache field stays ``None`` only when neither side
     reported it. ``cache_hit_rate`` is derived (and serialised, so the headless ``turn_finished``
-    usage carries it). A negative figure (a provider's bug) reads as 0: no count is below zero.
+    usage carries it). A negative figure (a provider's bug) reads as 0: no count is below zero;
+    a cached figure above ``prompt_tokens`` (also a bug: the cache is part of the prompt) reads
+    as ``prompt_tokens``.
     """
 
     prompt_tokens: int = 0
@@ -45,6 +47,12 @@ class Usage(BaseModel):
     @classmethod
     def _not_negative(cls, value: int | None) -> int | None:
         return max(value, 0) if value is not None else None
+
+    @model_validator(mode="after")
+    def _cache_within_prompt(self) -> "Usage":
+        if self.cached_prompt_tokens is not None and self.cached_prompt_tokens > self.prompt_tokens:
+            self.cached_prompt_tokens = self.prompt_tokens
+        return self
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -322,13 +322,13 @@ class _Sources:
     def below_env(self, loc: tuple[Any, ...], value: Any) -> str:
         """Describe the source of ``loc`` among flags and files (env values were valid already)."""
         if _defines(self.flags, loc, value):
-            return f"flag --{str(loc[0]).replace('_', '-')}"
+            return f"flag {flag_name(loc)}"
         return self._file(loc, value) or f"config key {_key(loc)}"
 
     def any(self, loc: tuple[Any, ...], value: Any) -> str:
         """Describe the source of ``loc`` in precedence order: flag, env, project file, user file."""
         if _defines(self.flags, loc, value):
-            return f"flag --{str(loc[0]).replace('_', '-')}"
+            return f"flag {flag_name(loc)}"
         name = _env_name(loc)
         if name is not None:
             return f"env {name}"
@@ -339,6 +339,20 @@ class _Sources:
             if _defines(data, loc, value):
                 return f"{path}, key {_key(loc)}"
         return None
+
+
+#: Flags that set a key inside a section (``tui/cli.py`` ``_flags``): the flag a user typed.
+NESTED_FLAGS = {("budget", "max_cost_usd"): "--max-cost", ("budget", "max_tokens"): "--max-tokens",
+                ("compaction", "mode"): "--compaction", ("sandbox", "mode"): "--sandbox",
+                ("verify", "enabled"): "--verify"}
+
+
+def flag_name(loc: tuple[Any, ...]) -> str:
+    """The command-line flag that sets the setting at validation location ``loc`` (e.g.
+    ``("budget", "max_cost_usd")`` -> ``"--max-cost"``; a top-level key ``max_turns`` ->
+    ``"--max-turns"``)."""
+    keys = tuple(str(p) for p in loc if isinstance(p, str))
+    return NESTED_FLAGS.get(keys[:2], f"--{keys[0].replace('_', '-')}" if keys else "--?")
 
 
 def _key(loc: tuple[Any, ...]) -> str:

@@ -137,3 +137,19 @@ def test_project_config_may_lower_the_budget_but_not_raise_it(tmp_path, monkeypa
     assert any("may not raise the budget (max_tokens" in n for n in notices), notices
     (ws / ".opencli.toml").write_text("[budget]\nmax_tokens = 1000\n")
     assert load_settings(ws, {}).budget.max_tokens == 1000
+
+
+def test_a_bad_budget_flag_names_the_flag_typed(tmp_path, capsys):
+    from tui.cli import main
+
+    assert main(["run", "x", "--max-cost", "-1", "-C", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "budget.max_cost_usd=-1.0" in err and "(from flag --max-cost)" in err, err
+
+
+def test_a_cached_figure_above_the_prompt_reads_as_the_prompt():
+    from agent.messages import Usage
+
+    usage = Usage(prompt_tokens=10, completion_tokens=2, cached_prompt_tokens=50)
+    assert usage.cached_prompt_tokens == 10 and usage.cache_hit_rate == 1.0
+    assert (usage + Usage(prompt_tokens=5, cached_prompt_tokens=1)).cached_prompt_tokens == 11
