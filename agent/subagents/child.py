@@ -1,23 +1,21 @@
 """Building a sub-agent's ``Agent`` from its parent's.
 
 ``ChildAgent`` marks its requests as a sub-agent's (``purpose="subagent"``, ``task_index``), so a
-scripted run hands it the replies written for it; ``CountingProvider`` wraps the parent's
-provider to count the tokens the child's calls report. ``build_child`` puts them together with a
-read-only registry, the sub-agent prompt, its own limits and its own journal.
+scripted run hands it the replies written for it (its tokens are counted by the runner from its
+``model_call_finished`` events). ``build_child`` builds one with a read-only registry, the
+sub-agent prompt, its own limits and its own journal.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
 
 from ..context.truncation.saved_file import safe_call_id
 from ..loop.agent import Agent
 from ..loop.reminders import ReminderEngine
-from ..providers.base import ModelRequest, StreamDelta
+from ..providers.base import ModelRequest
 from ..session.journal import SessionJournal
 from ..session.records import SessionRecord, SystemPromptRecord
 from ..tools.base import Capability
@@ -27,28 +25,6 @@ from .prompt import build_subagent_prompt
 
 #: How a refused call names the sub-agent's mode.
 SUBAGENT_MODE_NAME = "a sub-agent (read-only)"
-
-
-class CountingProvider:
-    """The parent's provider, counting the tokens of every reply it streams (``tokens``:
-    prompt + completion, as the provider reports them). Other attributes are the wrapped
-    provider's (``instant_retries``, ``requests``...)."""
-
-    def __init__(self, provider: Any) -> None:
-        self._provider = provider
-        self._lock = threading.Lock()
-        self.tokens = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._provider, name)
-
-    def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
-        """Stream ``request`` through the wrapped provider, adding up its usage deltas."""
-        for delta in self._provider.stream(request, cancel):
-            if delta.kind == "usage":
-                with self._lock:
-                    self.tokens += delta.prompt_tokens + delta.completion_tokens
-            yield delta
 
 
 class ChildAgent(Agent):
@@ -78,7 +54,7 @@ def subagent_dir(parent: Agent) -> Path:
 def build_child(parent: Agent, *, call_id: str, index: int, tools: list[str], max_turns: int) -> ChildAgent:
     """A sub-agent of ``parent`` for its ``task`` call ``call_id``: ``tools`` (names the parent
     has; fresh instances), at most ``max_turns`` steps with tool calls, the parent's model,
-    provider (wrapped in a ``CountingProvider``), permission mode and rules with every non-read
+    provider, permission mode and rules with every non-read
     capability refused, never interactive. Its journal (``<subagent_dir>/<call id>.jsonl``,
     0600) starts with a session record and its system prompt. Raises nothing but ``OSError``
     from nowhere: journal failures are kept by the journal itself."""
@@ -94,7 +70,7 @@ def build_child(parent: Agent, *, call_id: str, index: int, tools: list[str], ma
                                  workspace=str(parent.workspace), time=time.time()))
     journal.append(SystemPromptRecord(text=prompt, tools=tuple(registry.names()), model=parent.model,
                                       reason="started", time=time.time()))
-    child = ChildAgent(provider=CountingProvider(parent.provider), registry=registry, system_prompt=prompt,
+    child = ChildAgent(provider=parent.provider, registry=registry, system_prompt=prompt,
                        model=parent.model, workspace=parent.workspace, output_dir=folder / name,
                        session_id=session_id, config=config, journal=journal,
                        context_window=parent.context_window, reminders=ReminderEngine(()))

@@ -89,6 +89,9 @@ class _Run:
         self.stopped_by = ""  # "cancelled" or "timeout" when the watchdog stopped the child
         self.step = 0
         self.last_tool = ""
+        #: The child's tokens as its ``model_call_finished`` events count them (the provider's
+        #: figures, else the local estimate), so a provider that reports no usage still shows some.
+        self.usage = Usage()
 
     def go(self, prompt: str, tools: list[str], max_turns: int) -> ToolOutput:
         started = time.monotonic()
@@ -101,10 +104,10 @@ class _Run:
         watchdog = threading.Thread(target=self._watch, args=(started,), name=f"subagent-{self.index}-watch",
                                     daemon=True)
         watchdog.start()
-        error, stop_reason, final_text, usage = "", "error", "", Usage()
+        error, stop_reason, final_text = "", "error", ""
         try:
             finished = child.run_turn(prompt, self._child_event, self.child_cancel)
-            stop_reason, final_text, usage = finished.stop_reason, finished.final_text, finished.usage
+            stop_reason, final_text = finished.stop_reason, finished.final_text
             if stop_reason == "error":
                 error = finished.final_text
         except Exception as exc:  # noqa: BLE001 - a bug in the child must not take the parent down
@@ -120,8 +123,8 @@ class _Run:
                             max_turns=max_turns, time_limit_s=self.settings.time_limit_s,
                             notes=_last_text(child.history), error=error,
                             interrupted=was_interrupted(self.child_cancel))
-        self._link("finished", journal_path, result.stop_reason, duration, usage)
-        self._report(result, duration, usage)
+        self._link("finished", journal_path, result.stop_reason, duration, self.usage)
+        self._report(result, duration, self.usage)
         return self._output(result)
 
     # ------------------------------------------------------------------------------- helpers
@@ -148,11 +151,13 @@ class _Run:
             self.last_tool = event.name
         elif getattr(event, "type", "") in FORWARDED_TYPES:
             self.emit(event)
-            return
+            self.usage = self.usage + Usage(prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
+                                            cached_prompt_tokens=event.cached_prompt_tokens)
         else:
             return
+        tokens = self.usage.prompt_tokens + self.usage.completion_tokens
         self.emit(SubagentProgress(task_id=self.call_id, index=self.index, step=self.step,
-                                   tokens=self.child.provider.tokens, last_tool=self.last_tool))
+                                   tokens=tokens, last_tool=self.last_tool))
 
     def _link(self, event: str, journal_path: Any, stop_reason: str | None = None, duration: float | None = None,
               usage: Usage | None = None) -> None:

@@ -345,7 +345,8 @@ def test_progress_events_carry_steps_tokens_and_the_last_tool(tmp_path):
     ], files=FILES)
     _, rec = run(session)
     progress = rec.of(SubagentProgress)
-    assert progress[-1].step == 2 and progress[-1].tokens == 120 and progress[-1].last_tool == "grep"
+    assert [p.tokens for p in progress if p.step == 2][0] == 120  # the first call's, when step 2 starts
+    assert progress[-1].step == 2 and progress[-1].tokens == 280 and progress[-1].last_tool == "grep"
     (done,) = rec.of(SubagentCompleted)
     assert done.usage.prompt_tokens == 250 and done.usage.completion_tokens == 30 and done.summary == "done"
 
@@ -388,3 +389,15 @@ def test_a_long_subagent_answer_is_truncated_with_its_full_text_saved(tmp_path):
     (finished,) = [e for e in rec.of(ToolCallFinished) if e.name == "task"]
     assert finished.truncated and not finished.is_error and len(finished.output) < 4000
     assert Path(finished.saved_path).read_text() == long_answer.strip()
+
+
+def test_a_subagent_whose_provider_reports_no_usage_still_counts_its_tokens(tmp_path):
+    """Without reported usage the figures are the local estimates ``model_call_finished`` carries,
+    never 0 for a sub-agent that read and answered."""
+    session, _ = make_session(tmp_path, [
+        {"tool_calls": [task("look")]}, {"content": "ok"},
+        sub(1, tool_calls=[{"name": "grep", "arguments": {"pattern": "def"}}]), sub(1, content="done"),
+    ], files=FILES)
+    _, rec = run(session)
+    (done,) = rec.of(SubagentCompleted)
+    assert done.usage.prompt_tokens > 0 and rec.of(SubagentProgress)[-1].tokens > 0
