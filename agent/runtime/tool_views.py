@@ -1,5 +1,5 @@
 """How calls are shown before a session has its loop: a registry of every tool the runtime can
-register (the standard tools, ``think`` and the plan tools), used only for their views.
+register (the standard tools, ``think``, the plan tools and ``task``), used only for their views.
 
 A resumed conversation is drawn before ``prepare()`` builds the session's tools; the views do not
 depend on a tool's state, so fresh instances describe the journaled calls exactly as the live
@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 def _describing_registry() -> "ToolRegistry":
     from ..plan.tools import SubmitPlanTool, UpdatePlanTool
     from ..tools.registry import ToolRegistry, default_tools
+    from ..tools.task import TaskTool
 
     return ToolRegistry([*default_tools(include_think=True), SubmitPlanTool(lambda plan: None),
-                         UpdatePlanTool(None)])  # type: ignore[arg-type] - describe() needs no controller
+                         UpdatePlanTool(None),  # type: ignore[arg-type] - describe() needs no controller
+                         TaskTool()])
 
 
 def describe_call(name: str, arguments: Any) -> "ToolView":

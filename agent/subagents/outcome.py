@@ -35,12 +35,14 @@ class SubagentOutcome:
 
 
 def outcome_of(stop_reason: str, final_text: str, *, index: int, description: str, max_turns: int,
-               time_limit_s: float, notes: str = "", error: str = "", interrupted: bool = False) -> SubagentOutcome:
+               time_limit_s: float, notes: str = "", error: str = "", interrupted: bool = False,
+               turn_cap: int | None = None) -> SubagentOutcome:
     """The outcome of sub-agent ``index`` (its ``description``) whose loop stopped with
     ``stop_reason`` (a ``TurnFinished`` stop reason, or ``timeout`` when its wall-clock limit
     of ``time_limit_s`` seconds stopped it): ``final_text`` is its answer when ``done``,
     ``notes`` the last text it wrote otherwise; ``max_turns`` is its step limit, ``error`` the
-    provider's message, ``interrupted`` the process is ending."""
+    provider's message, ``interrupted`` the process is ending; ``turn_cap`` the most steps the
+    settings allow a sub-agent (a call cannot ask for more; None: no cap known)."""
     who = f"Sub-agent {index} ({description})"
     if stop_reason == "done":
         final = final_text.strip() or f"{who} finished without writing a result."
@@ -51,7 +53,9 @@ def outcome_of(stop_reason: str, final_text: str, *, index: int, description: st
     advice = ""
     if reason == "max_turns":
         what = f"stopped at its turn cap (max_turns = {max_turns}) before it finished"
-        advice = " Narrow the task, or give it a higher max_turns."
+        advice = (" Narrow the task, or give it a higher max_turns." if turn_cap is None or max_turns < turn_cap
+                  else f" Narrow the task or split it into smaller tasks ({turn_cap} steps is the most a sub-agent "
+                       "may take: [subagents] max_turns).")
     elif reason == "timeout":
         what = f"stopped at its time limit of {time_limit_s:g} s before it finished"
         advice = " Narrow the task."

@@ -122,7 +122,7 @@ class _Run:
         result = outcome_of(stop_reason, final_text, index=self.index, description=self.description,
                             max_turns=max_turns, time_limit_s=self.settings.time_limit_s,
                             notes=_last_text(child.history), error=error,
-                            interrupted=was_interrupted(self.child_cancel))
+                            interrupted=was_interrupted(self.child_cancel), turn_cap=self.settings.max_turns)
         self._link("finished", journal_path, result.stop_reason, duration, self.usage)
         self._report(result, duration, self.usage)
         return self._output(result)

@@ -192,6 +192,8 @@ def test_turn_cap_of_a_call_cannot_exceed_the_configured_one(tmp_path):
     result, rec = run(session)
     (answer,) = task_results(session)
     assert "max_turns = 2" in answer.content
+    # the model is not told to ask for more steps than the settings allow
+    assert "higher max_turns" not in answer.content and "2 steps is the most a sub-agent may take" in answer.content
 
 
 def test_esc_cancels_every_running_subagent_and_every_call_gets_a_result(tmp_path):

@@ -80,3 +80,10 @@ def test_views_never_raise_on_bad_arguments():
         for arguments in (None, "{not json", {}, {"path": None}, [1, 2], {"steps": "notalist"}):
             view = describe_call(name, arguments)
             assert view.title == name and "\n" not in view.summary
+
+
+def test_a_resumed_task_call_is_shown_by_its_title_before_the_loop_exists():
+    """A journaled ``task`` call is drawn as the live tool draws it (title, then the job's
+    description), not as raw JSON."""
+    view = describe_call("task", {"description": "Reader A", "prompt": "Read calc.py"})
+    assert view.title == "task" and view.summary == "Reader A"

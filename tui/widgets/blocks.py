@@ -309,7 +309,7 @@ STOP_TEXT = {
     "stuck": "■ Stopped: the agent was repeating itself",
     "cancelled": "■ Cancelled by you",
     "error": "■ Stopped by an error",
-    "budget": "■ Stopped",  # the detail names the limit: "budget reached: ..."
+    "budget": "■ Stopped: the session budget is spent",  # the detail names the limit and the figures
     "verify_failed": "■ Stopped: the tests still fail after the verify rounds",
 }
 
@@ -335,8 +335,10 @@ class StopBlock(Static):
 
     def __init__(self, reason: str, detail: str = "") -> None:
         text = STOP_TEXT.get(reason, f"■ Stopped ({reason})")
-        if detail and reason in ("max_turns", "budget"):
+        if detail and reason == "max_turns":
             text += f": {detail}"
+        elif detail and reason == "budget":
+            text = f"■ Stopped: {detail}"
         super().__init__(Text(text), markup=False, classes=f"block line stop stop-{reason}")
         self.reason = reason
 
