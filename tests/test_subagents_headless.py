@@ -48,6 +48,13 @@ def test_headless_json_prints_subagent_events(tmp_path, capsys):
     assert any(e["type"] == "subagent_progress" and e["index"] == 2 and e["last_tool"] == "grep" for e in events)
     results = [e for e in events if e["type"] == "tool_call_finished" and e["name"] == "task"]
     assert [r["is_error"] for r in results] == [False, True]
+    # each call is announced, in call order, before anything of its own (its sub-agent's start)
+    order = [(e["type"], e.get("id") or e.get("task_id")) for e in events
+             if e["type"] in ("tool_call_started", "subagent_started")]
+    ids = [r["id"] for r in results]
+    assert [i for kind, i in order if kind == "tool_call_started"] == ids
+    for call_id in ids:
+        assert order.index(("tool_call_started", call_id)) < order.index(("subagent_started", call_id))
 
 
 def test_headless_text_output_shows_a_line_per_subagent_start_and_end(tmp_path, capsys):

@@ -56,9 +56,8 @@ class ToolCallsMixin:
         calls = reply.tool_calls
         batch, emit, tasks = self._start_tasks(reply, emit, cancel)
         for position, call in enumerate(calls):
-            arguments = call.parsed_arguments()
-            emit(ToolCallStarted(id=call.id, name=call.name, arguments=arguments,
-                                 view=self.registry.view(call.name, arguments)))
+            if batch is None:  # with task calls, _start_tasks announced every call of the step
+                self._announce(call, emit)
             started = time.monotonic()
             self._approval_wait_s = 0.0
             task = tasks.get(position)
@@ -122,7 +121,9 @@ class ToolCallsMixin:
         the capability restriction and the permission gate here, in order, before anything of
         the step runs (so the guard sees the calls of earlier steps, not the step's own).
 
-        Returns the batch (None when the step has no task call), the ``emit`` to use for the
+        Every call of such a step is announced (``ToolCallStarted``, in call order) first, so each
+        call's start comes before its sub-agent's events. Returns the batch (None when the step
+        has no task call), the ``emit`` to use for the
         rest of the step (serialized: sub-agents emit from their threads), and per call position
         the started job's ``Future``, the result of a call refused or warned before it started,
         or the guard's stop verdict (no later task is started)."""
@@ -134,6 +135,8 @@ class ToolCallsMixin:
         tool = self.registry.get(calls[positions[0]].name)
         batch = TaskBatch(getattr(getattr(tool, "settings", None), "max_parallel", 4))
         emit = serialized(emit)
+        for call in calls:  # in call order, each before anything of its own (a sub-agent's start)
+            self._announce(call, emit)
         jobs: dict[int, Future | ToolOutput | GuardVerdict] = {}
         index = self._task_calls_before(reply)
         for position in positions:
@@ -162,6 +165,12 @@ class ToolCallsMixin:
                 continue
             jobs[position] = batch.submit(partial(tool.start, self, call.id, index, args, emit, (cancel, batch.stop)))
         return batch, emit, jobs
+
+    def _announce(self, call: ToolCall, emit: Emit) -> None:
+        """Emit the ``ToolCallStarted`` of ``call`` (with its decoded arguments and view)."""
+        arguments = call.parsed_arguments()
+        emit(ToolCallStarted(id=call.id, name=call.name, arguments=arguments,
+                             view=self.registry.view(call.name, arguments)))
 
     def _task_calls_before(self, reply: AssistantMessage) -> int:
         """How many calls of loop-run tools (``task``) the history holds before ``reply``."""
