@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..secrets.private_files import open_private
+from ..secrets.private_files import close_quietly, open_private, write_all
 from ..secrets.redact import Redactor, default_redactor
 
 #: How a session log's file name ends (``<session_id>.log.jsonl``).
@@ -82,9 +82,7 @@ class SessionLog:
                 if self._fd is None:
                     root = self._root if self._root is not None and self._root in self.path.parents else None
                     self._fd = open_private(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, root)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self._fd, view):]
+                write_all(self._fd, data)
             except OSError as exc:
                 self.failures += 1
                 self.error = f"{self.path} could not be written ({os.strerror(exc.errno) if exc.errno else exc})"
@@ -96,10 +94,7 @@ class SessionLog:
     def _close(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+            close_quietly(fd)
 
     def close(self) -> None:
         """Close the file (a later write reopens it)."""

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 #: The environment variables litellm reads for each provider's key (any one of them will do).
 KEY_VARIABLES: dict[str, tuple[str, ...]] = {
@@ -84,15 +84,10 @@ def model_problem(model: str, *, api_base: str | None = None,
 def bundled_context_window(model: str) -> int | None:
     """The context window (input tokens) litellm's bundled model list gives ``model`` (a bare
     name or ``provider/name``), or None when it has none. Reads the file; never imports litellm."""
-    models = _litellm_models()
-    if not models:
-        return None
-    for key in (model, model.partition("/")[2]):
-        entry = models.get(key) if key else None
-        if isinstance(entry, dict):
-            window = entry.get("max_input_tokens") or entry.get("max_tokens")
-            if isinstance(window, int) and window > 0:
-                return window
+    for entry in _bundled_entries(model):
+        window = entry.get("max_input_tokens") or entry.get("max_tokens")
+        if isinstance(window, int) and window > 0:
+            return window
     return None
 
 
@@ -100,14 +95,19 @@ def bundled_model_facts(model: str) -> dict | None:
     """The entry of litellm's bundled model list for ``model`` (a bare name or
     ``provider/name``): context window, per-token prices...; None when it has none. Reads the
     file; never imports litellm."""
+    return next(_bundled_entries(model), None)
+
+
+def _bundled_entries(model: str) -> Iterator[dict]:
+    """The entries of litellm's bundled model list for ``model`` as written, then for its bare
+    name (``provider/name`` -> ``name``), those that exist."""
     models = _litellm_models()
     if not models:
-        return None
+        return
     for key in (model, model.partition("/")[2]):
         entry = models.get(key) if key else None
         if isinstance(entry, dict):
-            return entry
-    return None
+            yield entry
 
 
 def _provider_of(name: str) -> str | None:

@@ -55,6 +55,21 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_APPEND
     return fd
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less). Raises ``OSError``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def close_quietly(fd: int) -> None:
+    """Close ``fd``, ignoring an error (the descriptor is gone either way)."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def write_private_text(path: Path, text: str, root: Path | None = None) -> None:
     """Replace ``path``'s content with ``text`` (UTF-8) atomically, as a 0600 file. Raises
     ``OSError``."""

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..config.files import user_data_dir
-from ..secrets.private_files import open_private
+from ..secrets.private_files import close_quietly, open_private
+from ..secrets.private_files import write_all as _write_all  # one name the fault tests replace
 from ..secrets.redact import Redactor, default_redactor
 from .records import MessageRecord, SystemPromptRecord, ToolDetailsRecord, RecordBase, read_journal, read_records
 
@@ -94,13 +95,6 @@ class JournalReport:
 
     state: JournalState
     message: str
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to ``fd`` (``os.write`` may write less); raises ``OSError``."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 class SessionJournal:
@@ -316,10 +310,7 @@ class SessionJournal:
                 self._retry()
             if self._fd is not None:
                 fd, self._fd = self._fd, None
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+                close_quietly(fd)
 
 
 __all__ = ["JournalReport", "SessionJournal", "SessionLockedError", "SystemPromptRecord", "new_session_id",
