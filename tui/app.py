@@ -89,6 +89,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         Binding("ctrl+home", "conversation_start", "First message", show=False),
         Binding("ctrl+end", "conversation_end", "Follow the end", show=False),
         Binding("f3", "subagents", "Sub-agents", show=False),
+        Binding("f4", "next_sidebar_tab", "Sidebar tab", show=False),
     ]
 
     _last_input = 0.0  # monotonic seconds of the last key, click or paste

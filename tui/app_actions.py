@@ -151,6 +151,14 @@ class ActionsMixin:
         for sidebar in self.main_screen.query(Sidebar):
             sidebar.toggle()
 
+    def action_next_sidebar_tab(self) -> None:
+        """F4: show the sidebar if hidden, else bring its next tab forward (Plan → Files → Stats)."""
+        for sidebar in self.main_screen.query(Sidebar):
+            if not sidebar.shown:
+                sidebar.toggle()
+            else:
+                sidebar.next_tab()
+
     def action_toggle_last_tool(self) -> None:
         """Expand or collapse the most recent tool block."""
         from .widgets.tool_block import ToolBlock

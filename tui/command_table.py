@@ -40,6 +40,8 @@ COMMANDS: list[Command] = [
     Command("resume", "/resume [ID]", "resume a saved session of this project (a picker without ID)"),
     Command("sessions", "/sessions", "list this project's saved sessions (date, size, first prompt); delete one"),
     Command("stats", "/stats", "this session's figures: tokens, cost, time in model and tools, slowest tools"),
+    Command("budget", "/budget [cost USD | tokens N | off]",
+            "show the session's spending and limits, or change them for this session"),
     Command("quit", "/quit", "leave the app"),
 ]
 

@@ -39,6 +39,17 @@ async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
         from .screens.stats_screen import StatsScreen
 
         app.push_screen(StatsScreen(app.session))
+    elif name == "budget":
+        from agent.observability.budget_command import apply_budget_command
+
+        spending = getattr(app.session, "session_spending", None)
+        if spending is None:
+            await app.show_notice("This session has no budget.", kind="warning")
+            return
+        try:
+            await app.show_notice(apply_budget_command(spending(), args), kind="notice")
+        except ValueError as exc:
+            await app.show_notice(f"/budget: {exc}", kind="warning")
     elif name == "help":
         app.action_help()
     elif name == "quit":

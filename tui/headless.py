@@ -95,6 +95,7 @@ class TextPrinter:
         self._plan_seen: dict[str, tuple[str, str]] | None = None  # step id -> (status, note)
         self._undeclared: set[str] = set()
         self._pending_error: str | None = None  # held until we know whether it ends the turn
+        self._session_id = ""  # the session line waits for the end of the run (flush)
 
     def _end_stream(self) -> None:
         if self._in_text or self._in_reasoning:
@@ -102,12 +103,17 @@ class TextPrinter:
         self._in_text = self._in_reasoning = False
 
     def flush(self) -> None:
-        """Print the held-back error, if any, on stderr (``error: message``)."""
+        """Print the held-back error, if any, on stderr (``error: message``), then the session line
+        (``session ID (continue it with --resume ID)``) on stdout, once per run."""
         from rich.text import Text
 
         if self._pending_error is not None:
             message, self._pending_error = self._pending_error, None
             self.err.print(Text(f"error: {message}", style="bold red"))
+        if self._session_id:
+            session_id, self._session_id = self._session_id, ""
+            self._end_stream()
+            self.console.print(Text(f"session {session_id} (continue it with --resume {session_id})", style="dim"))
 
     def __call__(self, event: AgentEvent) -> None:
         from rich.text import Text
@@ -160,9 +166,8 @@ class TextPrinter:
             self.console.print(Text(line, style=style))
         elif isinstance(event, TurnFinished):
             self._end_stream()
-            if event.session_id:
-                self.console.print(Text(f"session {event.session_id} (continue it with --resume {event.session_id})",
-                                        style="dim"))
+            if event.session_id:  # printed once, last, by flush (a --plan --yes run finishes two turns)
+                self._session_id = event.session_id
 
     def print_plan(self, markdown: str) -> None:
         """Print a proposed plan's markdown checklist as plain text."""
@@ -271,7 +276,12 @@ def run_headless(session, task: str, *, output_format: str = "text", notices: li
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
         if isinstance(printer, TextPrinter):
-            printer.flush()  # an error that did not end the turn (stderr: not the closed stdout)
+            if pipe_closed.is_set():
+                printer._session_id = ""  # stdout's reader went away: no session line
+            try:
+                printer.flush()  # an error that did not end the turn (stderr), then the session line
+            except BrokenPipeError:
+                pipe_closed.set()
     code = exit_code_for(result.stop_reason)
     if pipe_closed.is_set() and out is sys.stdout:
         # Point stdout at /dev/null so the interpreter's final flush does not fail loudly.

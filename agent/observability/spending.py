@@ -69,8 +69,8 @@ class Spending:
             max_tokens, max_cost = self.max_tokens, self.max_cost_usd
         if max_cost is not None and cost >= max_cost:
             return (f"budget reached: {format_usd(cost)} spent of --max-cost {format_usd(max_cost)} "
-                    f"({tokens} tokens); raise --max-cost (budget.max_cost_usd) to go on")
+                    f"({tokens} tokens); raise --max-cost (budget.max_cost_usd; in the TUI: /budget cost USD) to go on")
         if max_tokens is not None and tokens >= max_tokens:
             return (f"budget reached: {tokens} tokens used of --max-tokens {max_tokens}"
-                    f" ({format_usd(cost)}); raise --max-tokens (budget.max_tokens) to go on")
+                    f" ({format_usd(cost)}); raise --max-tokens (budget.max_tokens; in the TUI: /budget tokens N) to go on")
         return None

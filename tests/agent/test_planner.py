@@ -505,6 +505,9 @@ def test_headless_plan_yes_text_and_permissions_still_apply(tmp_path, capsys):
     assert code == 0, err
     assert "Permission denied: write" in out and "[-] 1. Add farewell() to a.py (denied)" in out
     assert "hello" in (ws / "a.py").read_text()
+    # Two turns (the planning pass, then the execution), one session line, last.
+    assert out.count("continue it with --resume") == 1, out
+    assert out.rstrip().splitlines()[-1].startswith("session ")
 
 
 def test_headless_plan_without_a_plan_exits_1(tmp_path, capsys):

@@ -153,3 +153,28 @@ def test_a_cached_figure_above_the_prompt_reads_as_the_prompt():
     usage = Usage(prompt_tokens=10, completion_tokens=2, cached_prompt_tokens=50)
     assert usage.cached_prompt_tokens == 10 and usage.cache_hit_rate == 1.0
     assert (usage + Usage(prompt_tokens=5, cached_prompt_tokens=1)).cached_prompt_tokens == 11
+
+
+def test_budget_command_shows_and_changes_the_limits():
+    from agent.observability.budget_command import apply_budget_command
+
+    spending = Spending(tokens=1500, cost_usd=0.25)
+    spending.limits(1000, None)
+    assert apply_budget_command(spending, "") == ("Budget: $0.2500 spent, no cost limit; "
+                                                  "1500 tokens of 1000.")
+    assert spending.exceeded() is not None
+    line = apply_budget_command(spending, "tokens 2k")
+    assert spending.max_tokens == 2000 and spending.exceeded() is None and "1500 tokens of 2000" in line
+    apply_budget_command(spending, "cost $0.20")
+    assert spending.max_cost_usd == pytest.approx(0.20) and "spent of --max-cost" in spending.exceeded()
+    apply_budget_command(spending, "cost off")
+    assert spending.max_cost_usd is None and spending.max_tokens == 2000
+    apply_budget_command(spending, "tokens 1_000_000")
+    assert spending.max_tokens == 1_000_000
+    apply_budget_command(spending, "off")
+    assert spending.max_tokens is None and spending.max_cost_usd is None
+    for bad in ("cost -1", "tokens lots", "raise", "cost 1 2"):
+        with pytest.raises(ValueError, match="usage: /budget"):
+            apply_budget_command(spending, bad)
+    assert spending.max_tokens is None and spending.max_cost_usd is None  # a bad line changes nothing
+

@@ -278,3 +278,28 @@ async def test_theme_files_reload_when_changed(make_app, tmp_path, ui) -> None:
 
         primary = Color.parse(app.theme_variables["primary"])  # the live CSS uses the new colour
         assert primary.r > 240 and primary.g < 16 and primary.b < 16
+
+
+def _read_steps(n, prompt_tokens):
+    return [{"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}, "id": f"c{i}"}],
+             "usage": {"prompt_tokens": prompt_tokens + i, "completion_tokens": 0}} for i in range(n)]
+
+
+async def test_budget_command_in_the_tui_lets_a_stopped_session_go_on(make_app, ui):
+    """A budget stop in the TUI: ``/budget tokens N`` raises the limit for the session and the
+    next prompt runs, without a restart."""
+    from tui.widgets.blocks import NoticeBlock
+
+    app, provider = make_app(_read_steps(2, 600) + [{"content": "carried on"}], budget={"max_tokens": 1000})
+    (app.session.workspace / "a.txt").write_text("alpha\n")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.submit(pilot, "task")
+        await ui.wait_turn(pilot, app)
+        assert len(provider.requests) == 2
+        await ui.submit(pilot, "/budget tokens 1m")
+        await pilot.pause()
+        notices = [n.message for n in app.query(NoticeBlock)]
+        assert any("Budget changed for this session" in n and "of 1000000" in n for n in notices), notices
+        await ui.submit(pilot, "go on")
+        await ui.wait_turn(pilot, app)
+    assert len(provider.requests) > 2

@@ -153,3 +153,23 @@ async def test_a_stuck_git_does_not_freeze_the_ui(make_app, workspace, ui, tmp_p
         await ui.wait_prepared(pilot, app, timeout=30)
         assert time.monotonic() - started < 30, "git is killed at its time limit, not waited for"
         assert "did not answer" in _section(app, "#sidebar-git")
+
+
+async def test_f4_walks_the_sidebar_tabs_and_shows_a_hidden_sidebar(make_app) -> None:
+    """F4 brings the next tab forward (Files → Stats → Plan → Files); with the sidebar hidden it
+    shows it first, on the tab it had."""
+    app, _ = make_app([])
+    async with app.run_test(size=(120, 36)) as pilot:
+        sidebar = app.query_one(Sidebar)
+        assert sidebar.active_tab == "tab-files"
+        seen = []
+        for _ in range(3):
+            await pilot.press("f4")
+            await pilot.pause()
+            seen.append(sidebar.active_tab)
+        assert seen == ["tab-stats", "tab-plan", "tab-files"]
+        await pilot.press("ctrl+b")
+        assert not sidebar.display
+        await pilot.press("f4")
+        await pilot.pause()
+        assert sidebar.display and sidebar.active_tab == "tab-files"

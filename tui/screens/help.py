@@ -25,7 +25,8 @@ KEYS: list[tuple[str, str]] = [
     ("Viewer keys", "/ search, n / N next / previous match, g / G start / end, c / C copy line / page, "
                     "q / Esc close"),
     ("c / s on a stop", "Continue / Stop after the step limit or a loop guard stopped the turn"),
-    ("Ctrl+B", "show or hide the sidebar (git snapshot, changed files)"),
+    ("Ctrl+B", "show or hide the sidebar (tabs: Plan, Files with the git snapshot and changed files, Stats)"),
+    ("F4 / click a tab", "next sidebar tab: Plan → Files → Stats (shows the sidebar when hidden)"),
     ("Tab", "complete a /command name (one-line prompt, cursor at the end; several matches are "
             "listed under the prompt); elsewhere move focus between the prompt and the blocks"),
     ("Shift+Tab", "switch Plan / Act mode (Plan: Enter plans the task read-only first)"),

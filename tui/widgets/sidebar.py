@@ -209,6 +209,17 @@ class Sidebar(Vertical, can_focus=False):
         """Bring the tab ``tab`` (``tab-plan``, ``tab-files``, ``tab-stats``) forward."""
         self.query_one(TabbedContent).active = tab
 
+    #: The tabs in the order F4 walks them.
+    TAB_ORDER = ("tab-plan", "tab-files", "tab-stats")
+
+    def next_tab(self) -> str:
+        """Bring the next tab forward (Plan → Files → Stats → Plan); returns its id."""
+        order = self.TAB_ORDER
+        current = self.active_tab
+        tab = order[(order.index(current) + 1) % len(order)] if current in order else order[0]
+        self.show_tab(tab)
+        return tab
+
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "tab-stats" and self._stats_stale:
             self.refresh_stats(now=True)
