@@ -126,6 +126,7 @@ class Pipeline:
         """The planning pass with its effort hint (``PlanController.plan_pass``)."""
         agent = self.host.agent
         assert agent is not None
+        self._install_gate(agent)  # the user's tool hooks see the Plan pass's calls too
         self.effort = self.effort_for("plan", task)
         tagged = _RoundEmit(emit, self.effort, agent.config.max_turns)
 

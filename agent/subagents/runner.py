@@ -39,6 +39,8 @@ from .outcome import SubagentOutcome, outcome_of
 WATCH_S = 0.05
 #: Child events passed on to the parent's stream unchanged (by ``type``).
 FORWARDED_TYPES = frozenset({"model_call_finished"})
+#: Child hook events passed on unchanged (their ``agent`` names the sub-agent).
+HOOK_TYPES = frozenset({"hook_started", "hook_finished"})
 
 
 class SubagentRunner:
@@ -149,6 +151,9 @@ class _Run:
             self.step = event.step
         elif isinstance(event, ToolCallStarted):
             self.last_tool = event.name
+        elif getattr(event, "type", "") in HOOK_TYPES:  # the user's tool hooks on its calls (``agent`` says whose)
+            self.emit(event)
+            return
         elif getattr(event, "type", "") in FORWARDED_TYPES:
             self.emit(event)
             self.usage = self.usage + Usage(prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
