@@ -77,7 +77,9 @@ def test_verify_failing_twice_exits_5_with_verify_failed(tmp_path, capsys, repo)
     assert last["type"] == "turn_finished" and last["stop_reason"] == "verify_failed"
     assert "verify still fails after 2 rounds" in last["final_text"]
     assert err.strip().splitlines() == [f"opencli-tui: stopped: {last['final_text']}"]
-    assert [h["verdict"] for h in events if h["type"] == "hook_finished"] == ["retry", "retry"]
+    hooks = [h for h in events if h["type"] == "hook_finished"]
+    assert [h["verdict"] for h in hooks] == ["retry", "fail"]  # the last round: no rounds left
+    assert hooks[-1]["message"] == "1 failed · round 2 of 2 · no rounds left"
 
 
 def test_verify_steps_share_the_max_turns_budget(tmp_path, capsys, repo):
@@ -155,3 +157,23 @@ def test_verify_runs_after_a_command_changed_a_file(tmp_path, capsys, repo):
     assert code == 0, err
     hook = next(e for e in events if e["type"] == "hook_finished")
     assert (hook["verdict"], hook["message"]) == ("accept", "pytest · 1 passed")
+
+
+@pytest.mark.parametrize("config, verdict, reason", [
+    ('[verify]\ncommand = "no-such-test-runner-xyz"\n', "error", "exit 127: command not found"),
+    ('[verify]\ncommand = "chmod -x run-tests.sh; ./run-tests.sh"\n', "error", "exit 126: not executable"),
+    ('[verify]\ncommand = "sleep 20"\ntimeout_s = 1\n', "timeout", "did not finish within 1 s"),
+])
+def test_verify_that_cannot_run_or_times_out_is_no_test_failure(tmp_path, capsys, repo, config, verdict, reason):
+    (repo / ".opencli.toml").write_text(config)
+    (repo / "run-tests.sh").write_text("#!/bin/sh\nexit 0\n")
+    code, events, err, requests = run(tmp_path, capsys, repo, [edit("a - b", "a + b"), {"content": "Fixed."},
+                                                               {"content": "must not be asked for"}], "--verify")
+    hooks = [h for h in events if h["type"] == "hook_finished"]
+    assert [(h["hook"], h["verdict"]) for h in hooks] == [("verify", verdict)]
+    assert reason in hooks[0]["message"] and "`" in hooks[0]["message"]
+    assert len(requests) == 2, "another round ran"
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("Hook verify" in n and reason in n for n in notices)
+    last = events[-1]
+    assert last["type"] == "turn_finished" and last["stop_reason"] == "done" and code == 0, err
