@@ -177,3 +177,33 @@ def test_verify_that_cannot_run_or_times_out_is_no_test_failure(tmp_path, capsys
     assert any("Hook verify" in n and reason in n for n in notices)
     last = events[-1]
     assert last["type"] == "turn_finished" and last["stop_reason"] == "done" and code == 0, err
+
+
+def test_verify_outside_git_sees_a_file_bash_changed(tmp_path, capsys, repo):
+    import shutil
+
+    shutil.rmtree(repo / ".git")
+    (repo / "node_modules" / "x").mkdir(parents=True)
+    sed = {"tool_calls": [{"name": "bash", "arguments": {"command": "sed -i 's/a - b/a + b/' calc.py"}}]}
+    code, events, err, _ = run(tmp_path, capsys, repo, [sed, {"content": "Fixed with sed."}], "--verify",
+                               "--permission-mode", "full-auto")
+    assert code == 0, err
+    hook = next(e for e in events if e["type"] == "hook_finished")
+    assert (hook["verdict"], hook["message"]) == ("accept", "pytest · 1 passed")
+
+
+def test_stat_snapshot_skips_caches_and_venvs_and_is_bounded(tmp_path):
+    from agent.pipeline.changes import RoundChanges, stat_snapshot
+
+    for name in ("a.py", "src/b.py", ".git/HEAD", "node_modules/m/i.js", "__pycache__/a.pyc", "env/pyvenv.cfg",
+                 "env/lib/x.py", ".pytest_cache/v"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    assert sorted(stat_snapshot(tmp_path)) == ["a.py", "src/b.py"]
+    assert len(stat_snapshot(tmp_path, max_files=1)) == 1
+    changes = RoundChanges(tmp_path)
+    changes.start()
+    (tmp_path / "node_modules" / "m" / "i.js").write_text("changed")
+    assert not changes.changed()
+    (tmp_path / "src" / "new.py").write_text("y")
+    assert changes.changed() and changes.diff_text() == "changed: src/new.py"
