@@ -252,7 +252,7 @@ class _Replay:
         await timeline.restore(record.task_id, record.index, record.description,
                                str(record.journal_path(self.resumed.path)),
                                (record.stop_reason or "error") if finished else None,
-                               record.duration_s, record.tokens)
+                               record.duration_s, record.tokens, getattr(record, "summary", None))
 
     async def plan(self, record: object) -> None:
         """An approved or updated plan fills the sidebar checklist as its live event did; a

@@ -66,9 +66,17 @@ async def test_timeline_collapses_and_f3_then_enter_opens_a_subagent_read_only(m
         assert timeline.has_class("-collapsed")
         await pilot.click(timeline.query_one("_Header"))
         assert not timeline.has_class("-collapsed")
-        await pilot.press("f3", "c")  # c on a card collapses; the prompt has the focus again
+        await pilot.press("f3", "c")  # c on a card collapses; the focus stays on the timeline
         await pilot.pause()
-        assert timeline.has_class("-collapsed") and isinstance(app.focused, PromptInput)
+        assert timeline.has_class("-collapsed") and not isinstance(app.focused, PromptInput)
+        assert app.focused is timeline.query_one("_Header")
+        await pilot.press("c")  # c again expands, the focus on the first card
+        await pilot.pause()
+        assert not timeline.has_class("-collapsed")
+        assert isinstance(app.focused, SubagentCard) and app.focused.index == 1
+        await pilot.press("c")
+        await pilot.pause()
+        assert timeline.has_class("-collapsed")
         await pilot.press("f3")  # expands and focuses the first card
         await pilot.pause()
         assert not timeline.has_class("-collapsed")
@@ -271,3 +279,33 @@ async def test_resumed_session_shows_its_last_turn_subagents_and_opens_them(work
         await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen)
                           and bool(app.screen.query(AssistantBlock)), what="its conversation")
         assert "calc.py:1" in app.screen.query(AssistantBlock).last().text
+
+
+async def test_resumed_cards_show_the_same_summary_as_the_live_ones(workspace, ui):
+    from agent.config.settings import Settings
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime.build import build_session
+    from tui.app import OpenCLIApp
+
+    settings = Settings(model="openai/gpt-4.1", permission_mode="full-auto")
+
+    def app_for(session):
+        app = OpenCLIApp(session=session, watch_themes=False, duration_format=ui.frozen_duration)
+        app.animation_level = "none"
+        return app
+
+    live = build_session(workspace, settings, provider=ScriptedProvider(REPLIES), interactive=True)
+    app = app_for(live)
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_turn(pilot, app, ui)
+        seen = [(c.status, c.message, c.tokens, c.duration_s, str(c.render())) for c in app.query(SubagentCard)]
+    live.close()
+    assert seen[0][1] == "`add` is defined in **calc.py:1**." and "turn cap" in seen[1][1]
+    resumed = build_session(workspace, settings, provider=ScriptedProvider([]), interactive=True,
+                            resume=live.session_id)
+    app = app_for(resumed)
+    async with app.run_test(size=SIZE) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await ui.wait_for(pilot, lambda: len(app.query(SubagentCard)) == 2, what="the resumed cards")
+        again = [(c.status, c.message, c.tokens, c.duration_s, str(c.render())) for c in app.query(SubagentCard)]
+    assert again == seen
