@@ -309,3 +309,43 @@ async def test_resumed_cards_show_the_same_summary_as_the_live_ones(workspace, u
         await ui.wait_for(pilot, lambda: len(app.query(SubagentCard)) == 2, what="the resumed cards")
         again = [(c.status, c.message, c.tokens, c.duration_s, str(c.render())) for c in app.query(SubagentCard)]
     assert again == seen
+
+
+async def test_viewer_opened_while_the_subagent_runs_updates_live(make_app, ui, monkeypatch):
+    import threading
+
+    from agent.tools.grep import GrepTool
+
+    release = threading.Event()
+    real_run = GrepTool.run
+
+    def slow_run(self, args, ctx):
+        release.wait(20)
+        return real_run(self, args, ctx)
+
+    monkeypatch.setattr(GrepTool, "run", slow_run)
+    replies = [{"tool_calls": [_task("find add")]}, {"content": "Found it."},
+               {"for": "subagent", "task": 1, "tool_calls": [{"name": "grep", "arguments": {"pattern": "def add"}}]},
+               {"for": "subagent", "task": 1, "content": "`add` is in calc.py."}]
+    app, _ = make_app(replies, app_kwargs={"duration_format": ui.frozen_duration})
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "look around")
+            await ui.wait_for(pilot, lambda: any(c.last_tool == "grep" for c in app.query(SubagentCard)),
+                              what="the sub-agent's grep call")
+            await pilot.press("f3", "enter")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen), what="the viewer")
+            screen = app.screen
+            await ui.wait_for(pilot, lambda: len(screen.query(ToolBlock)) == 1, what="the running tool block")
+            await pilot.pause(0.6)  # a few polls later it still runs: not "cancelled"
+            (tool,) = screen.query(ToolBlock)
+            assert tool.status == "running"
+            assert not screen.query(AssistantBlock) or "calc.py" not in screen.query(AssistantBlock).last().text
+            release.set()
+            await ui.wait_for(pilot, lambda: tool.status == "ok", what="the tool result to arrive")
+            await ui.wait_for(pilot, lambda: bool(screen.query(AssistantBlock))
+                              and "calc.py" in screen.query(AssistantBlock).last().text, what="the final reply")
+            await ui.wait_turn(pilot, app)
+    finally:
+        release.set()
