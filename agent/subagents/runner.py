@@ -119,8 +119,10 @@ class _Run:
             watchdog.join(1.0)
             child.journal.close()
         duration = round(time.monotonic() - started, 3)
-        if self.stopped_by == "timeout" and stop_reason in ("cancelled", "interrupted"):
+        if self.stopped_by == "timeout" and stop_reason in ("cancelled", "interrupted", "done"):
             stop_reason = "timeout"
+        elif self.stopped_by == "cancelled" and stop_reason == "done":  # stopped mid-reply: never a success
+            stop_reason = "interrupted" if was_interrupted(self.child_cancel) else "cancelled"
         result = outcome_of(stop_reason, final_text, index=self.index, description=self.description,
                             max_turns=max_turns, time_limit_s=self.settings.time_limit_s,
                             notes=_last_text(child.history), error=error,

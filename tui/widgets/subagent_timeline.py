@@ -234,12 +234,13 @@ class SubagentTimeline(Vertical):
                       summary: str | None = None) -> None:
         """Show a sub-agent of a resumed session from its journal records: ended with ``status``
         after ``duration_s`` seconds and ``tokens``, its ``summary`` (the first line of its result,
-        or why it stopped) as the live card showed it, or ``interrupted`` (``status`` None: the
-        session stopped while it ran)."""
+        or why it stopped) as the live card showed it, or ``cancelled`` (``status`` None: the
+        session stopped while it ran, so it has no end record)."""
         card = self.cards.get(task_id)
         if card is None:
             card = await self.started(_Unstarted.of(task_id, index, description, journal_path))
-        card.end(status or "interrupted", duration_s or 0.0, tokens or 0, summary or "")
+        card.end(status or "cancelled", duration_s or 0.0, tokens or 0,
+                 summary or ("" if status else "was cancelled: the session stopped while it ran"))
         self._update_header()
 
     async def clear(self) -> None:
