@@ -16,24 +16,21 @@ from tests.helpers import Recorder, make_session
 TASK = {"tool_calls": [{"name": "task", "arguments": {"description": "look", "prompt": "Look around."}}]}
 
 
-class _Holding:
-    """Scripted replies; a sub-agent's request waits for its cancel, then (``answer_late``) still
-    streams its scripted reply, as a reply cut short by the stop may."""
+class _Holding(ScriptedProvider):
+    """Scripted replies (a scripted provider: no model lookups); a sub-agent's request waits for
+    its cancel, then (``answer_late``) still streams its scripted reply, as a reply cut short by
+    the stop may."""
 
     def __init__(self, replies, answer_late: bool) -> None:
-        self.inner = ScriptedProvider(replies)
-        self.instant_retries = True
+        super().__init__(replies)
         self.answer_late = answer_late
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
 
     def stream(self, request, cancel):
         if request.purpose == "subagent":
             cancel.wait(30)
             if not self.answer_late:
                 return
-        yield from self.inner.stream(request, cancel)
+        yield from super().stream(request, cancel)
 
 
 @pytest.mark.parametrize("answer_late", [False, True])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent.providers.scripted import ScriptedProvider
 from tui.screens.subagent_view import SubagentViewScreen
 from tui.widgets.blocks import AssistantBlock, UserBlock
 from tui.widgets.prompt_input import PromptInput
@@ -158,23 +159,15 @@ def test_subagent_view_snapshot(snap_compare, make_app, ui, settled_turn):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-class _HoldingProvider:
-    """Scripted replies, but every sub-agent request waits until its cancel is set (Esc)."""
-
-    def __init__(self, replies):
-        from agent.providers.scripted import ScriptedProvider
-
-        self.inner = ScriptedProvider(replies)
-        self.instant_retries = True
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
+class _HoldingProvider(ScriptedProvider):
+    """Scripted replies (a scripted provider: prepare() looks nothing up), but every sub-agent
+    request waits until its cancel is set (Esc)."""
 
     def stream(self, request, cancel):
         if request.purpose == "subagent":
             cancel.wait(30)
             return
-        yield from self.inner.stream(request, cancel)
+        yield from super().stream(request, cancel)
 
 
 async def test_esc_cancels_the_running_subagents_and_their_cards_say_so(workspace, ui):
