@@ -391,24 +391,28 @@ class ModelCallFinished(_Event):
 #: the feedback), ``block`` (a ``before_tool`` hook refused the call), ``error`` (the hook raised or
 #: failed), ``timeout`` (its time limit passed), ``disabled`` (switched off after repeated
 #: failures), ``skipped`` (nothing to do, e.g. verify after a run that changed no file).
-HookVerdict = Literal["accept", "retry", "block", "error", "timeout", "disabled", "skipped"]
+HookVerdict = Literal["accept", "retry", "fail", "block", "error", "timeout", "disabled", "skipped"]
 
 
 class HookStarted(_Event):
     """A pipeline hook began (``agent.pipeline``). ``hook``: ``verify``, ``refine``, ``reflexion`` or
     ``user:<event>``; ``event``: ``before_run``, ``after_run``, ``before_tool`` or ``after_tool``;
-    ``round``: the turn's round, from 1."""
+    ``round``: the turn's round, from 1; ``agent``: whose call a tool hook is about, "main" or the
+    sub-agent's id (its ``task`` call id)."""
 
     type: Literal["hook_started"] = "hook_started"
     hook: str
     event: str
     round: int
+    agent: str = "main"
 
 
 class HookFinished(_Event):
     """A pipeline hook ended with ``verdict`` after ``duration_s`` seconds. ``message``: one line,
     or the feedback handed back for the next round; ``detail``: more text (e.g. the failing test
-    output, truncated), or ""."""
+    output, truncated), or "". ``verdict`` ``fail``: the last round still failed (no rounds left);
+    ``timeout`` / ``error``: the hook (or the verify command) could not give a verdict. ``agent``
+    as for ``HookStarted``."""
 
     type: Literal["hook_finished"] = "hook_finished"
     hook: str
@@ -418,6 +422,7 @@ class HookFinished(_Event):
     duration_s: float
     message: str
     detail: str = ""
+    agent: str = "main"
 
 
 class PermissionDecision(BaseModel):

@@ -180,10 +180,18 @@ class ActionsMixin:
             self.notify("No sub-agents in this turn.", timeout=2)
 
     async def on_subagent_timeline_open(self, message) -> None:
-        """A timeline card was chosen: its conversation, read-only (tui/screens/subagent_view.py)."""
-        from .resume_view import show_journal
+        """A timeline card was chosen: its conversation, read-only (tui/screens/subagent_view.py),
+        kept up to date while the sub-agent runs (tui/subagent_follow.py)."""
         from .screens.subagent_view import SubagentViewScreen
+        from .subagent_follow import follow_journal
+        from .widgets.subagent_timeline import SubagentCard
 
-        screen = SubagentViewScreen(message.title, message.journal_path)
+        path = message.journal_path
+        cards = [card for card in self.main_screen.query(SubagentCard) if card.journal_path == path]
+
+        def running() -> bool:  # a live viewer for a running sub-agent (tui/subagent_follow.py)
+            return bool(path) and any(card.running for card in cards)
+
+        screen = SubagentViewScreen(message.title, path)
         await self.push_screen(screen)
-        await show_journal(self, screen, message.journal_path)
+        self.run_worker(follow_journal(self, screen, path, running), group="subagent-view")

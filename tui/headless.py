@@ -156,8 +156,8 @@ class TextPrinter:
                     self.console.print(Text(line, style="magenta"))
         elif getattr(event, "type", "") == "hook_finished":  # a pipeline hook's verdict, one line
             self._end_stream()
-            failed = event.verdict in ("retry", "block", "error", "timeout")
-            mark = {"accept": "✓", "retry": "✗", "block": "⊘"}.get(event.verdict, "–" if not failed else "!")
+            failed = event.verdict in ("retry", "fail", "block", "error", "timeout")
+            mark = {"accept": "✓", "retry": "✗", "fail": "✗", "block": "⊘"}.get(event.verdict, "–" if not failed else "!")
             line = f"{mark} {event.hook} · {event.verdict}" + (f": {event.message}" if event.message else "")
             self.console.print(Text(f"{line} ({event.duration_s:.1f}s)", style="red" if failed else "dim"))
         elif getattr(event, "type", "").startswith("subagent_") and event.type != "subagent_progress":

@@ -252,7 +252,7 @@ class _Replay:
         await timeline.restore(record.task_id, record.index, record.description,
                                str(record.journal_path(self.resumed.path)),
                                (record.stop_reason or "error") if finished else None,
-                               record.duration_s, record.tokens)
+                               record.duration_s, record.tokens, getattr(record, "summary", None))
 
     async def plan(self, record: object) -> None:
         """An approved or updated plan fills the sidebar checklist as its live event did; a
@@ -311,34 +311,3 @@ def resumed_tool_result(resumed: "LoadedSession", message: "ToolResultMessage") 
     display, truncation and saved output). A journal without those details gives the block without them."""
     return ToolCallFinished(id=message.tool_call_id, name=message.name, output=message.content,
                             result=resumed.result_for(message))
-
-
-async def show_journal(app: "OpenCLIApp", screen: object, path: str) -> None:
-    """Fill ``screen`` (``screens.subagent_view.SubagentViewScreen``: its ``conversation`` and
-    hidden ``status``) with the conversation of the journal at ``path`` (a sub-agent's), drawn
-    by a live ``EventHandler`` from its records as a resumed session is (``_Replay``). An empty
-    ``path`` (a sub-agent that never started) or an unreadable file becomes a notice."""
-    from pathlib import Path
-
-    from agent.session.resume import load_session
-
-    from .event_handler import EventHandler
-    from .widgets.blocks import NoticeBlock
-
-    conversation = screen.conversation
-    if not path:
-        await conversation.add(NoticeBlock("This sub-agent never started: it was cancelled while it waited."))
-        return
-    try:
-        loaded = load_session(Path(path))
-    except OSError as exc:
-        await conversation.add(NoticeBlock(f"Cannot read {path}: {exc.strerror or exc}", kind="warning"))
-        return
-    handler = EventHandler(app, conversation, screen.status, app.runner, app.duration_format)
-    for warning in loaded.warnings:
-        await conversation.add(NoticeBlock(warning, kind="warning"))
-    replay = _Replay(app.session, loaded, handler, max(0, len(loaded.messages) - MAX_REBUILT_MESSAGES))
-    for record in loaded.records:
-        await replay.record(record)
-    await handler.close_open_blocks()
-    conversation.scroll_end(animate=False)

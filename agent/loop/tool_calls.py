@@ -154,7 +154,7 @@ class ToolCallsMixin:
             refused = self._gate(call, tool, self.tool_context(call.id, cancel), emit, cancel)
             gate = self.tool_gate  # a user before_tool hook may block a sub-agent too
             if refused is None and gate is not None:
-                refused = gate.before(call, emit, cancel)
+                refused = gate.before(call, emit, cancel, self)
             if refused is None:
                 try:
                     args = self.registry.parse_arguments(call)
@@ -165,6 +165,15 @@ class ToolCallsMixin:
                 continue
             jobs[position] = batch.submit(partial(tool.start, self, call.id, index, args, emit, (cancel, batch.stop)))
         return batch, emit, jobs
+
+    def hook_context(self) -> dict[str, str]:
+        """Who makes this agent's tool calls, for the user hooks (``pipeline.user_hooks``):
+        ``{"agent": "main" or the sub-agent's id, "mode": "plan" (a planning pass, or a sub-agent
+        started in one) or "act"}``."""
+        mode = getattr(self, "hook_mode", None)
+        if mode is None:
+            mode = "plan" if self._turn_options.restricted_mode_name == "Plan mode" else "act"
+        return {"agent": getattr(self, "hook_agent", "main"), "mode": mode}
 
     def _announce(self, call: ToolCall, emit: Emit) -> None:
         """Emit the ``ToolCallStarted`` of ``call`` (with its decoded arguments and view)."""
@@ -219,7 +228,7 @@ class ToolCallsMixin:
                                     "output token limit). Send a shorter call, e.g. split a large write into "
                                     "several edits."), is_error=True)
         gate = self.tool_gate  # before/after_tool hooks (pipeline.user_hooks.UserToolGate)
-        if gate is not None and (blocked := gate.before(call, emit, cancel)) is not None:
+        if gate is not None and (blocked := gate.before(call, emit, cancel, self)) is not None:
             return blocked
         if self.checkpoints is not None and tool is not None:  # save files before a change (undo)
             warning = self.checkpoints.before_tool(tool.capability, call.parsed_arguments())
@@ -230,7 +239,7 @@ class ToolCallsMixin:
             output = offer_unsandboxed(output, ctx, lambda c, note: self._ask(call, tool, c, emit, cancel, note=note),
                                        lambda c: self.registry.execute(call, c))
         if gate is not None:
-            gate.after(call, output, emit, cancel)
+            gate.after(call, output, emit, cancel, self)
         if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)
             self.checkpoints.after_tool(tool.capability, call.parsed_arguments())
         return output

@@ -1,9 +1,12 @@
 """What one round of the loop changed in the workspace (``RoundChanges``).
 
-Two sources: the events of the round (a successful tool result carrying a diff: write, edit) and,
-in a git repository, git's list of changed files with their sizes and modification times, taken
-before and after the round (so a file a command changed counts too). ``diff_text`` is the
-round's diff for the refine review: the tools' diffs, else ``git diff`` of the files git saw change.
+Two sources: the events of the round (a successful tool result carrying a diff: write, edit) and
+a picture of the workspace taken before and after the round, so a file a command (bash) changed
+counts too. In a git repository the picture is git's list of changed files with their sizes and
+modification times; outside one it is a stat snapshot of the workspace (``stat_snapshot``: size and
+mtime of at most ``MAX_SNAPSHOT_FILES`` files, skipping ``SKIPPED_DIRS`` and virtualenvs).
+``diff_text`` is the round's diff for the refine review: the tools' diffs, else ``git diff`` of
+the files git saw change, else the list of the files the snapshot saw change.
 """
 
 from __future__ import annotations
@@ -16,6 +19,45 @@ from ..events import AgentEvent, ToolCallFinished
 
 #: Characters of diff kept for a review request (head and tail).
 MAX_DIFF_CHARS = 20_000
+#: Files a stat snapshot looks at, at most (the walk stops there, in a fixed order).
+MAX_SNAPSHOT_FILES = 20_000
+#: Folders a stat snapshot never enters: version control, dependencies, virtualenvs and caches.
+SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
+                          ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".cache", ".gradle", ".opencli",
+                          ".direnv", ".eggs", ".idea", ".vscode"})
+
+
+def stat_snapshot(workspace: Path, max_files: int = MAX_SNAPSHOT_FILES) -> dict[str, tuple[int, int]]:
+    """``{relative path: (size in bytes, mtime_ns)}`` of the regular files under ``workspace``,
+    walked in sorted order, without following symlinks, skipping ``SKIPPED_DIRS`` and any folder
+    holding a ``pyvenv.cfg`` (a virtualenv); at most ``max_files`` files. Unreadable folders are
+    skipped. Never raises."""
+    found: dict[str, tuple[int, int]] = {}
+    stack = [Path(workspace)]
+    while stack and len(found) < max_files:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        if folder != Path(workspace) and any(e.name == "pyvenv.cfg" for e in entries):
+            continue
+        subfolders = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_DIRS:
+                        subfolders.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    found[os.path.relpath(entry.path, workspace)] = (st.st_size, st.st_mtime_ns)
+                    if len(found) >= max_files:
+                        break
+            except OSError:
+                continue
+        stack.extend(reversed(subfolders))
+    return found
 
 
 def _fingerprint(workspace: Path) -> dict[str, tuple[int, int]] | None:
@@ -45,10 +87,13 @@ class RoundChanges:
         self._before: dict[str, tuple[int, int]] | None = None
         self._diffs: list[str] = []
         self._git_paths: list[str] = []
+        self._stat_before: dict[str, tuple[int, int]] | None = None
+        self._stat_paths: list[str] = []
 
     def start(self) -> None:
-        """Take the before-picture (runs git, bounded in time)."""
+        """Take the before-picture: git's (bounded in time), else a stat snapshot of the workspace."""
         self._before = _fingerprint(self.workspace)
+        self._stat_before = stat_snapshot(self.workspace) if self._before is None else None
         self._diffs = []
 
     def observe(self, event: AgentEvent) -> None:
@@ -57,17 +102,24 @@ class RoundChanges:
             self._diffs.append(event.diff)
 
     def changed(self) -> bool:
-        """True when the round changed a file: a tool's diff, or git's picture moved."""
+        """True when the round changed a file: a tool's diff, or the workspace's picture moved
+        (git's, else the stat snapshot's: a file added, removed, resized or touched)."""
         after = _fingerprint(self.workspace) if self._before is not None else None
         if after is not None and self._before is not None:
             self._git_paths = sorted(p for p in set(after) | set(self._before) if after.get(p) != self._before.get(p))
-        return bool(self._diffs or self._git_paths)
+        if self._stat_before is not None:
+            now = stat_snapshot(self.workspace)
+            self._stat_paths = sorted(p for p in set(now) | set(self._stat_before)
+                                      if now.get(p) != self._stat_before.get(p))
+        return bool(self._diffs or self._git_paths or self._stat_paths)
 
     def diff_text(self) -> str:
         """The round's diff (see the module docstring), cut to ``MAX_DIFF_CHARS`` characters."""
         text = "\n".join(self._diffs)
         if not text and self._git_paths:
             text = self._git_diff()
+        if not text and self._stat_paths:
+            text = "\n".join(f"changed: {p}" for p in self._stat_paths)
         if len(text) > MAX_DIFF_CHARS:
             head = MAX_DIFF_CHARS * 3 // 10
             cut = len(text) - MAX_DIFF_CHARS

@@ -67,11 +67,12 @@ class HookRunner:
             return self._failures.get(name, 0)
 
     def run(self, name: str, event: str, round_no: int, body: HookBody, *, emit: Emit,
-            cancel: threading.Event, timeout_s: float, key: str | None = None) -> HookOutcome:
+            cancel: threading.Event, timeout_s: float, key: str | None = None, agent: str = "main") -> HookOutcome:
         """Run ``body`` as hook ``name`` on ``event`` in round ``round_no`` (see the class docstring).
-        ``key``: what its failures are counted under when several hooks share a name (default ``name``)."""
+        ``key``: what its failures are counted under when several hooks share a name (default ``name``);
+        ``agent``: whose tool call it is about (the events' ``agent``)."""
         key = key or name
-        emit(HookStarted(hook=name, event=event, round=round_no))
+        emit(HookStarted(hook=name, event=event, round=round_no, agent=agent))
         started = time.monotonic()
         if self.disabled(key):
             outcome = HookOutcome("disabled", f"switched off after {self.max_failures} failures in this session")
@@ -81,7 +82,7 @@ class HookRunner:
                 self._count_failure(key, name, outcome, emit)
         emit(HookFinished(hook=name, event=event, round=round_no, verdict=outcome.verdict,
                           duration_s=round(time.monotonic() - started, 3), message=one_line(outcome.message, 500),
-                          detail=outcome.detail))
+                          detail=outcome.detail, agent=agent))
         return outcome
 
     def _isolated(self, name: str, body: HookBody, cancel: threading.Event, timeout_s: float) -> HookOutcome:

@@ -126,6 +126,7 @@ class Pipeline:
         """The planning pass with its effort hint (``PlanController.plan_pass``)."""
         agent = self.host.agent
         assert agent is not None
+        self._install_gate(agent)  # the user's tool hooks see the Plan pass's calls too
         self.effort = self.effort_for("plan", task)
         tagged = _RoundEmit(emit, self.effort, agent.config.max_turns)
 
@@ -266,7 +267,7 @@ class Pipeline:
 
         if settings.verify.enabled:
             outcome = self._run_verify(agent, has_changes(), emit, cancel)
-            if outcome.verdict == "retry":
+            if outcome.verdict in ("retry", "fail"):  # fail: the last round; _rounds ends it as verify_failed
                 return "verify", outcome.value["feedback"], outcome.message.split(" · round")[0]
         if cancel.is_set():
             return None
@@ -311,6 +312,9 @@ class Pipeline:
             if refusal:
                 return HookOutcome("skipped", f"not run: {refusal}")
             outcome = self._verify.run(agent, command, stop)
+            if outcome.verdict == "retry" and self.round >= limit:  # still failing, and no rounds left
+                return HookOutcome("fail", f"{outcome.message} · round {self.round} of {limit} · no rounds left",
+                                   outcome.detail, outcome.value)
             if outcome.verdict == "retry":
                 return HookOutcome("retry", f"{outcome.message} · round {self.round} of {limit}", outcome.detail,
                                    outcome.value)

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ..config.settings import VerifySettings
     from ..loop.agent import Agent
 
+#: Exit codes of a command the shell could not run: not executable, not found (bash's 126 / 127).
+NOT_RUN_EXITS = {126: "not executable", 127: "command not found"}
+
 #: The feedback a failing run hands to the next round (``{command}``, ``{output}``).
 FEEDBACK = ("The tests fail after your changes (verify ran `{command}`, exit code {code}). Fix the cause "
             "and keep the change small; the failing output:\n\n{output}")
@@ -104,8 +107,11 @@ class VerifyHook:
         return self._detected or None
 
     def run(self, agent: "Agent", command: str, stop: threading.Event) -> HookOutcome:
-        """Run ``command`` through ``agent``'s bash tool (``stop`` kills it): ``accept`` on exit 0,
-        else ``retry`` with the failing output as the feedback and a count summary as detail."""
+        """Run ``command`` through ``agent``'s bash tool (``stop`` kills it): ``accept`` on exit 0;
+        ``timeout`` when it ran past ``verify.timeout_s`` seconds, ``error`` when it could not run
+        (exit 126 / 127, or bash did not start): no verdict on the code, so no further round, the
+        message names the command and the reason; else ``retry`` with the failing output as the
+        feedback and a count summary as detail."""
         if "bash" not in agent.registry:
             return HookOutcome("skipped", "no bash tool in this session")
         call = ToolCall(id=new_id("verify"), name="bash",
@@ -116,6 +122,14 @@ class VerifyHook:
         name = command.split()[0] if command.split() else command
         if output.outcome == "cancelled" or stop.is_set():
             return HookOutcome("skipped", "cancelled")
+        if output.metadata.get("timed_out"):
+            return HookOutcome("timeout", f"`{command}` did not finish within {self.settings.timeout_s:g} s and was "
+                               "stopped (verify.timeout_s); no further round", detail=output.text)
+        if output.exit_code in NOT_RUN_EXITS or (output.is_error and output.exit_code is None):
+            why = NOT_RUN_EXITS.get(output.exit_code, one_line(output.text, 200))
+            code = f"exit {output.exit_code}: " if output.exit_code in NOT_RUN_EXITS else ""
+            return HookOutcome("error", f"`{command}` could not run ({code}{why}); set verify.command; no further "
+                               "round", detail=output.text)
         if not output.is_error and output.exit_code in (0, None):
             counts = summary_counts(output.text)
             return HookOutcome("accept", f"{_label(command)}" + (f" · {counts}" if counts else ""),

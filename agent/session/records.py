@@ -313,9 +313,11 @@ class LessonRecord(RecordBase):
 class SubagentRecord(RecordBase):
     """A sub-agent the ``task`` call ``task_id`` started: ``event`` ``started`` or ``finished``
     (then with its ``stop_reason``: ``done``, ``max_turns``, ``timeout``, ``cancelled``, ``error``,
-    ``stuck``, ``budget``, its ``duration_s`` in seconds and ``tokens``, prompt + completion);
-    ``index`` is its 1-based order among the parent's sub-agents; ``journal`` the path of its own
-    journal relative to the folder of the parent's journal (``SESSION_ID/subagents/ID.jsonl``)."""
+    ``stuck``, ``budget``, its ``duration_s`` in seconds, ``tokens``, prompt + completion, and
+    ``summary``: the first line of its result, or of why it stopped, at most ``SUMMARY_CHARS``
+    characters, as its timeline card showed it); ``index`` is its 1-based order among the parent's
+    sub-agents; ``journal`` the path of its own journal relative to the folder of the parent's
+    journal (``SESSION_ID/subagents/ID.jsonl``)."""
 
     kind: Literal["subagent"] = "subagent"
     event: Literal["started", "finished"] = "started"
@@ -326,8 +328,11 @@ class SubagentRecord(RecordBase):
     stop_reason: str | None = None
     duration_s: float | None = None
     tokens: int | None = None
+    summary: str | None = None
     time: float = 0.0
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"stop_reason", "duration_s", "tokens"})
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"stop_reason", "duration_s", "tokens", "summary"})
+    #: Characters of ``summary`` kept.
+    SUMMARY_CHARS: ClassVar[int] = 300
 
     def journal_path(self, parent_journal: Path) -> Path:
         """The sub-agent's journal file, given the parent's journal file ``parent_journal``."""

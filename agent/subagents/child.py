@@ -77,4 +77,7 @@ def build_child(parent: Agent, *, call_id: str, index: int, tools: list[str], ma
     child.task_index = index
     child.spending = parent.spending  # the session budget counts sub-agents too
     child.call_purpose = "subagent"  # its model calls are logged as a sub-agent's
+    child.tool_gate = parent.tool_gate  # the user's before/after_tool hooks see its calls too
+    child.hook_agent = call_id
+    child.hook_mode = parent.hook_context()["mode"]
     return child

@@ -60,7 +60,8 @@ def outcome_of(stop_reason: str, final_text: str, *, index: int, description: st
         what = f"stopped at its time limit of {time_limit_s:g} s before it finished"
         advice = " Narrow the task."
     elif reason == "cancelled":
-        what = "was cancelled by the user before it finished"
+        what = ("was cancelled before it finished: the app was stopped (SIGTERM, SIGHUP or Ctrl+C)" if interrupted
+                else "was cancelled by the user before it finished")
         advice = " Do not retry unless asked."
         outcome = "interrupted" if interrupted else "cancelled"
     elif reason == "stuck":

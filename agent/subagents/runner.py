@@ -39,6 +39,8 @@ from .outcome import SubagentOutcome, outcome_of
 WATCH_S = 0.05
 #: Child events passed on to the parent's stream unchanged (by ``type``).
 FORWARDED_TYPES = frozenset({"model_call_finished"})
+#: Child hook events passed on unchanged (their ``agent`` names the sub-agent).
+HOOK_TYPES = frozenset({"hook_started", "hook_finished"})
 
 
 class SubagentRunner:
@@ -117,13 +119,16 @@ class _Run:
             watchdog.join(1.0)
             child.journal.close()
         duration = round(time.monotonic() - started, 3)
-        if self.stopped_by == "timeout" and stop_reason in ("cancelled", "interrupted"):
+        if self.stopped_by == "timeout" and stop_reason in ("cancelled", "interrupted", "done"):
             stop_reason = "timeout"
+        elif self.stopped_by == "cancelled" and stop_reason == "done":  # stopped mid-reply: never a success
+            stop_reason = "interrupted" if was_interrupted(self.child_cancel) else "cancelled"
         result = outcome_of(stop_reason, final_text, index=self.index, description=self.description,
                             max_turns=max_turns, time_limit_s=self.settings.time_limit_s,
                             notes=_last_text(child.history), error=error,
                             interrupted=was_interrupted(self.child_cancel), turn_cap=self.settings.max_turns)
-        self._link("finished", journal_path, result.stop_reason, duration, self.usage)
+        self._link("finished", journal_path, result.stop_reason, duration, self.usage,
+                   result.text if result.ok else result.message)
         self._report(result, duration, self.usage)
         return self._output(result)
 
@@ -149,6 +154,9 @@ class _Run:
             self.step = event.step
         elif isinstance(event, ToolCallStarted):
             self.last_tool = event.name
+        elif getattr(event, "type", "") in HOOK_TYPES:  # the user's tool hooks on its calls (``agent`` says whose)
+            self.emit(event)
+            return
         elif getattr(event, "type", "") in FORWARDED_TYPES:
             self.emit(event)
             self.usage = self.usage + Usage(prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
@@ -160,8 +168,9 @@ class _Run:
                                    tokens=tokens, last_tool=self.last_tool))
 
     def _link(self, event: str, journal_path: Any, stop_reason: str | None = None, duration: float | None = None,
-              usage: Usage | None = None) -> None:
-        """Journal the link to the child's journal in the parent's (relative to its folder)."""
+              usage: Usage | None = None, summary: str | None = None) -> None:
+        """Journal the link to the child's journal in the parent's (relative to its folder); at the
+        end, with the card's ``summary``: the first line of ``summary`` (its result, or why it stopped)."""
         journal = self.parent.journal
         if journal is None:
             return
@@ -172,7 +181,8 @@ class _Run:
         tokens = usage.prompt_tokens + usage.completion_tokens if usage is not None else None
         journal.append(SubagentRecord(event=event, task_id=self.call_id, index=self.index,
                                       description=self.description, journal=relative, stop_reason=stop_reason,
-                                      duration_s=duration, tokens=tokens, time=time.time()))
+                                      duration_s=duration, tokens=tokens, summary=_first_line(summary),
+                                      time=time.time()))
 
     def _report(self, result: SubagentOutcome, duration: float, usage: Usage) -> None:
         if result.ok:
@@ -190,6 +200,12 @@ class _Run:
             return ToolOutput(text=cut.text, is_error=not result.ok, outcome=None if result.ok else result.outcome,
                               truncated=cut.truncated, saved_path=cut.saved_path)
         return ToolOutput(text=text, is_error=not result.ok, outcome=None if result.ok else result.outcome)
+
+
+def _first_line(text: str | None) -> str | None:
+    """The first non-empty line of ``text``, cut to ``SubagentRecord.SUMMARY_CHARS``; None for none."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[0][:SubagentRecord.SUMMARY_CHARS] if lines else None
 
 
 def _last_text(history: list) -> str:

@@ -149,7 +149,7 @@ class BashTool(Tool):
                     "killed; redirect a background job's output (cmd > file 2>&1 &) to keep it running]"
                 )
         body = result.text.rstrip("\n")
-        metadata = {"duration_s": round(proc.duration_s, 3), "binary": result.binary,
+        metadata = {"duration_s": round(proc.duration_s, 3), "binary": result.binary, "timed_out": proc.timed_out,
                     "sandbox": policy.mode.value if policy is not None else "off"}
         if policy is not None and not proc.cancelled and looks_refused(result.text, exit_code):
             status += "\n" + refusal_note(policy, interactive=policy.can_ask)

@@ -77,7 +77,9 @@ def test_verify_failing_twice_exits_5_with_verify_failed(tmp_path, capsys, repo)
     assert last["type"] == "turn_finished" and last["stop_reason"] == "verify_failed"
     assert "verify still fails after 2 rounds" in last["final_text"]
     assert err.strip().splitlines() == [f"opencli-tui: stopped: {last['final_text']}"]
-    assert [h["verdict"] for h in events if h["type"] == "hook_finished"] == ["retry", "retry"]
+    hooks = [h for h in events if h["type"] == "hook_finished"]
+    assert [h["verdict"] for h in hooks] == ["retry", "fail"]  # the last round: no rounds left
+    assert hooks[-1]["message"] == "1 failed · round 2 of 2 · no rounds left"
 
 
 def test_verify_steps_share_the_max_turns_budget(tmp_path, capsys, repo):
@@ -155,3 +157,53 @@ def test_verify_runs_after_a_command_changed_a_file(tmp_path, capsys, repo):
     assert code == 0, err
     hook = next(e for e in events if e["type"] == "hook_finished")
     assert (hook["verdict"], hook["message"]) == ("accept", "pytest · 1 passed")
+
+
+@pytest.mark.parametrize("config, verdict, reason", [
+    ('[verify]\ncommand = "no-such-test-runner-xyz"\n', "error", "exit 127: command not found"),
+    ('[verify]\ncommand = "chmod -x run-tests.sh; ./run-tests.sh"\n', "error", "exit 126: not executable"),
+    ('[verify]\ncommand = "sleep 20"\ntimeout_s = 1\n', "timeout", "did not finish within 1 s"),
+])
+def test_verify_that_cannot_run_or_times_out_is_no_test_failure(tmp_path, capsys, repo, config, verdict, reason):
+    (repo / ".opencli.toml").write_text(config)
+    (repo / "run-tests.sh").write_text("#!/bin/sh\nexit 0\n")
+    code, events, err, requests = run(tmp_path, capsys, repo, [edit("a - b", "a + b"), {"content": "Fixed."},
+                                                               {"content": "must not be asked for"}], "--verify")
+    hooks = [h for h in events if h["type"] == "hook_finished"]
+    assert [(h["hook"], h["verdict"]) for h in hooks] == [("verify", verdict)]
+    assert reason in hooks[0]["message"] and "`" in hooks[0]["message"]
+    assert len(requests) == 2, "another round ran"
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("Hook verify" in n and reason in n for n in notices)
+    last = events[-1]
+    assert last["type"] == "turn_finished" and last["stop_reason"] == "done" and code == 0, err
+
+
+def test_verify_outside_git_sees_a_file_bash_changed(tmp_path, capsys, repo):
+    import shutil
+
+    shutil.rmtree(repo / ".git")
+    (repo / "node_modules" / "x").mkdir(parents=True)
+    sed = {"tool_calls": [{"name": "bash", "arguments": {"command": "sed -i 's/a - b/a + b/' calc.py"}}]}
+    code, events, err, _ = run(tmp_path, capsys, repo, [sed, {"content": "Fixed with sed."}], "--verify",
+                               "--permission-mode", "full-auto")
+    assert code == 0, err
+    hook = next(e for e in events if e["type"] == "hook_finished")
+    assert (hook["verdict"], hook["message"]) == ("accept", "pytest · 1 passed")
+
+
+def test_stat_snapshot_skips_caches_and_venvs_and_is_bounded(tmp_path):
+    from agent.pipeline.changes import RoundChanges, stat_snapshot
+
+    for name in ("a.py", "src/b.py", ".git/HEAD", "node_modules/m/i.js", "__pycache__/a.pyc", "env/pyvenv.cfg",
+                 "env/lib/x.py", ".pytest_cache/v"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    assert sorted(stat_snapshot(tmp_path)) == ["a.py", "src/b.py"]
+    assert len(stat_snapshot(tmp_path, max_files=1)) == 1
+    changes = RoundChanges(tmp_path)
+    changes.start()
+    (tmp_path / "node_modules" / "m" / "i.js").write_text("changed")
+    assert not changes.changed()
+    (tmp_path / "src" / "new.py").write_text("y")
+    assert changes.changed() and changes.diff_text() == "changed: src/new.py"

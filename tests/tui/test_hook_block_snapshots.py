@@ -52,3 +52,31 @@ def test_hook_blocks(snapshot_app, settle, snap_compare) -> None:  # noqa: F811
         assert "effort medium" in app.query_one(StatusBar).info_text().plain
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_hook_block_of_the_last_failing_round(snapshot_app, settle, snap_compare) -> None:  # noqa: F811
+    """The last verify round still failing shows ``fail`` (no rounds left), not ``retry``; a
+    verify command that could not run shows a warning."""
+    app = snapshot_app([])
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        handler = app.handler
+        await app.query_one(Conversation).add(UserBlock("fix add in calc.py"))
+        await handler.handle(TurnStarted(session_id="s", model="openai/o3-mini", prompt="", reasoning_effort="medium"))
+        await handler.handle(HookStarted(hook="verify", event="after_run", round=2))
+        await handler.handle(HookFinished(hook="verify", event="after_run", round=2, verdict="fail", duration_s=2.1,
+                                          message="1 failed · round 2 of 2 · no rounds left", detail=FAILED_OUTPUT))
+        await handler.handle(HookStarted(hook="verify", event="after_run", round=1))
+        await handler.handle(HookFinished(hook="verify", event="after_run", round=1, verdict="error", duration_s=0.1,
+                                          message="`tox` could not run (exit 127: command not found); set "
+                                                  "verify.command; no further round"))
+        await pilot.pause()
+        blocks = list(app.query(HookBlock))
+        assert [b.header().plain for b in blocks] == [
+            "✗ verify · failed: 1 failed · round 2 of 2 · no rounds left · 1.2s ▸",
+            "⚠ verify · error: `tox` could not run (exit 127: command not found); set verify.command; no further "
+            "round · 1.2s"]
+        assert blocks[0].has_class("-failed") and blocks[1].has_class("-warning")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

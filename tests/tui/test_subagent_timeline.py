@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent.providers.scripted import ScriptedProvider
 from tui.screens.subagent_view import SubagentViewScreen
 from tui.widgets.blocks import AssistantBlock, UserBlock
 from tui.widgets.prompt_input import PromptInput
@@ -66,9 +67,17 @@ async def test_timeline_collapses_and_f3_then_enter_opens_a_subagent_read_only(m
         assert timeline.has_class("-collapsed")
         await pilot.click(timeline.query_one("_Header"))
         assert not timeline.has_class("-collapsed")
-        await pilot.press("f3", "c")  # c on a card collapses; the prompt has the focus again
+        await pilot.press("f3", "c")  # c on a card collapses; the focus stays on the timeline
         await pilot.pause()
-        assert timeline.has_class("-collapsed") and isinstance(app.focused, PromptInput)
+        assert timeline.has_class("-collapsed") and not isinstance(app.focused, PromptInput)
+        assert app.focused is timeline.query_one("_Header")
+        await pilot.press("c")  # c again expands, the focus on the first card
+        await pilot.pause()
+        assert not timeline.has_class("-collapsed")
+        assert isinstance(app.focused, SubagentCard) and app.focused.index == 1
+        await pilot.press("c")
+        await pilot.pause()
+        assert timeline.has_class("-collapsed")
         await pilot.press("f3")  # expands and focuses the first card
         await pilot.pause()
         assert not timeline.has_class("-collapsed")
@@ -150,23 +159,15 @@ def test_subagent_view_snapshot(snap_compare, make_app, ui, settled_turn):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-class _HoldingProvider:
-    """Scripted replies, but every sub-agent request waits until its cancel is set (Esc)."""
-
-    def __init__(self, replies):
-        from agent.providers.scripted import ScriptedProvider
-
-        self.inner = ScriptedProvider(replies)
-        self.instant_retries = True
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
+class _HoldingProvider(ScriptedProvider):
+    """Scripted replies (a scripted provider: prepare() looks nothing up), but every sub-agent
+    request waits until its cancel is set (Esc)."""
 
     def stream(self, request, cancel):
         if request.purpose == "subagent":
             cancel.wait(30)
             return
-        yield from self.inner.stream(request, cancel)
+        yield from super().stream(request, cancel)
 
 
 async def test_esc_cancels_the_running_subagents_and_their_cards_say_so(workspace, ui):
@@ -271,3 +272,73 @@ async def test_resumed_session_shows_its_last_turn_subagents_and_opens_them(work
         await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen)
                           and bool(app.screen.query(AssistantBlock)), what="its conversation")
         assert "calc.py:1" in app.screen.query(AssistantBlock).last().text
+
+
+async def test_resumed_cards_show_the_same_summary_as_the_live_ones(workspace, ui):
+    from agent.config.settings import Settings
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime.build import build_session
+    from tui.app import OpenCLIApp
+
+    settings = Settings(model="openai/gpt-4.1", permission_mode="full-auto")
+
+    def app_for(session):
+        app = OpenCLIApp(session=session, watch_themes=False, duration_format=ui.frozen_duration)
+        app.animation_level = "none"
+        return app
+
+    live = build_session(workspace, settings, provider=ScriptedProvider(REPLIES), interactive=True)
+    app = app_for(live)
+    async with app.run_test(size=SIZE) as pilot:
+        await _run_turn(pilot, app, ui)
+        seen = [(c.status, c.message, c.tokens, c.duration_s, str(c.render())) for c in app.query(SubagentCard)]
+    live.close()
+    assert seen[0][1] == "`add` is defined in **calc.py:1**." and "turn cap" in seen[1][1]
+    resumed = build_session(workspace, settings, provider=ScriptedProvider([]), interactive=True,
+                            resume=live.session_id)
+    app = app_for(resumed)
+    async with app.run_test(size=SIZE) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await ui.wait_for(pilot, lambda: len(app.query(SubagentCard)) == 2, what="the resumed cards")
+        again = [(c.status, c.message, c.tokens, c.duration_s, str(c.render())) for c in app.query(SubagentCard)]
+    assert again == seen
+
+
+async def test_viewer_opened_while_the_subagent_runs_updates_live(make_app, ui, monkeypatch):
+    import threading
+
+    from agent.tools.grep import GrepTool
+
+    release = threading.Event()
+    real_run = GrepTool.run
+
+    def slow_run(self, args, ctx):
+        release.wait(20)
+        return real_run(self, args, ctx)
+
+    monkeypatch.setattr(GrepTool, "run", slow_run)
+    replies = [{"tool_calls": [_task("find add")]}, {"content": "Found it."},
+               {"for": "subagent", "task": 1, "tool_calls": [{"name": "grep", "arguments": {"pattern": "def add"}}]},
+               {"for": "subagent", "task": 1, "content": "`add` is in calc.py."}]
+    app, _ = make_app(replies, app_kwargs={"duration_format": ui.frozen_duration})
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            await ui.submit(pilot, "look around")
+            await ui.wait_for(pilot, lambda: any(c.last_tool == "grep" for c in app.query(SubagentCard)),
+                              what="the sub-agent's grep call")
+            await pilot.press("f3", "enter")
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, SubagentViewScreen), what="the viewer")
+            screen = app.screen
+            await ui.wait_for(pilot, lambda: len(screen.query(ToolBlock)) == 1, what="the running tool block")
+            await pilot.pause(0.6)  # a few polls later it still runs: not "cancelled"
+            (tool,) = screen.query(ToolBlock)
+            assert tool.status == "running"
+            assert not screen.query(AssistantBlock) or "calc.py" not in screen.query(AssistantBlock).last().text
+            release.set()
+            await ui.wait_for(pilot, lambda: tool.status == "ok", what="the tool result to arrive")
+            await ui.wait_for(pilot, lambda: bool(screen.query(AssistantBlock))
+                              and "calc.py" in screen.query(AssistantBlock).last().text, what="the final reply")
+            await ui.wait_turn(pilot, app)
+    finally:
+        release.set()

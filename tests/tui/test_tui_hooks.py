@@ -76,7 +76,7 @@ def test_verify_failed_turn_ends_with_a_stop_line(make_app, ui, workspace):
             await ui.submit(pilot, "fix add")
             await ui.wait_turn(pilot, app)
             assert [(b.verdict, b.message) for b in app.query(HookBlock)] == [
-                ("retry", "1 failed · round 1 of 2"), ("retry", "1 failed · round 2 of 2")]
+                ("retry", "1 failed · round 1 of 2"), ("fail", "1 failed · round 2 of 2 · no rounds left")]
             stops = list(app.query(StopBlock))
             assert [s.reason for s in stops] == ["verify_failed"]
             assert "the tests still fail" in str(stops[0].render())

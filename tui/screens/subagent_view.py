@@ -2,8 +2,9 @@
 with the blocks of the main pane.
 
 The screen only holds the pane: the app fills it by replaying the sub-agent's journal through the
-code that redraws a resumed session (``tui.resume_view.show_journal``), so its blocks are those a
-live turn shows. It takes no input but scrolling and opening blocks; Esc or q closes it.
+code that redraws a resumed session, and keeps reading it while the sub-agent runs
+(``tui.subagent_follow.follow_journal``), so its blocks are those a live turn shows, updated as
+they arrive (a tool call still running shows as running). It takes no input but scrolling and opening blocks; Esc or q closes it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """A pipeline hook's run in the conversation: one compact line, the detail expandable.
 
 "⋯ verify · running" while the hook runs (``HookStarted``), then its verdict (``HookFinished``):
-"✓ verify · pytest · 2.1 s", "✗ verify · 3 failed · round 1 of 2 · 1.4 s", "– verify · skipped: no
+"✓ verify · pytest · 2.1 s", "✗ verify · 3 failed · round 1 of 2 · 1.4 s", "✗ verify · failed: 1 failed · round 2 of 2 · no
+rounds left · 1.2 s" (``fail``: the last round), "⚠ verify · timed out: ...", "– verify · skipped: no
 file changed", "⚠ refine · error: ...". The detail (e.g. the failing test output) is mounted only
 when the block is first expanded (Enter, Space or a click).
 """
@@ -18,12 +19,12 @@ from textual.widgets import Static
 
 #: The mark and the CSS class of each verdict.
 VERDICT_MARKS: dict[str, tuple[str, str]] = {
-    "accept": ("✓", "-ok"), "retry": ("✗", "-failed"), "block": ("⊘", "-failed"), "error": ("⚠", "-warning"),
+    "accept": ("✓", "-ok"), "retry": ("✗", "-failed"), "fail": ("✗", "-failed"), "block": ("⊘", "-failed"), "error": ("⚠", "-warning"),
     "timeout": ("⚠", "-warning"), "disabled": ("–", "-muted"), "skipped": ("–", "-muted"),
 }
 #: Words put before the message for verdicts whose message alone would not say what happened.
 VERDICT_WORDS = {"error": "error: ", "timeout": "timed out: ", "disabled": "off: ", "skipped": "skipped: ",
-                 "block": "blocked: "}
+                 "block": "blocked: ", "fail": "failed: "}
 
 
 def _seconds(value: float) -> str:

@@ -107,9 +107,10 @@ class StopPanel(Widget, can_focus=True):
             yield Button(Text("Stop (s)"), id="stop-stop", compact=True)
 
     def focus_continue(self) -> None:
-        """Put the focus on the Continue button."""
-        if self.open:
-            self.query_one("#stop-continue", Button).focus()
+        """Put the focus on the Continue button (nothing while it is not composed yet)."""
+        buttons = self.query("#stop-continue")
+        if self.open and buttons:
+            buttons.first().focus()
 
     def on_key(self, event) -> None:
         """A printable key not bound here (c, s) goes to the prompt input (typing is never lost)."""

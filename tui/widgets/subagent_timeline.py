@@ -3,7 +3,8 @@ side, each with its index, title, status (running, done, or the reason it failed
 (ticking while it runs) and tokens.
 
 It is hidden until a turn starts sub-agents and cleared when the next turn starts; after its turn
-it stays, and collapses to one summary line (``c`` on a card, or a click on the header). A
+it stays, and collapses to one summary line (``c`` on a card, or a click on the header); ``c``
+keeps the focus on the timeline (its header, where ``c`` or Enter expands it again). A
 card, chosen with Enter or a click (F3 focuses the first one; Left / Right move between them),
 posts ``SubagentTimeline.Open`` with the sub-agent's journal: the app opens its conversation
 read-only (tui/screens/subagent_view.py). Times are formatted by the ``duration_format`` given
@@ -101,19 +102,21 @@ class SubagentCard(Static, can_focus=True):
         self.action_open()
 
     def action_collapse(self) -> None:
-        """Collapse the timeline to its header; the focus goes back to the screen's prompt."""
-        self.post_message(SubagentTimeline.Toggle())
-        prompts = self.screen.query("PromptInput")
-        if prompts:
-            prompts.first().focus()
+        """Collapse the timeline to its header; the focus stays on the timeline (its header, where
+        ``c`` or Enter expands it again)."""
+        self.post_message(SubagentTimeline.Toggle(keep_focus=True))
 
 
 class _Header(Static):
-    """The timeline's header: counts by status; a click collapses or expands. Not focusable: a
-    hidden timeline must never take the focus from the prompt (keys typed at start go there)."""
+    """The timeline's header: counts by status; a click collapses or expands. Focusable only
+    while the timeline is collapsed by a key on a card (``c``, Enter or Space there expand it
+    again): a hidden timeline must never take the focus from the prompt (keys typed at start go there)."""
+
+    can_focus = False
+    BINDINGS = [Binding("c,enter,space", "toggle", "Expand", show=False)]
 
     def action_toggle(self) -> None:
-        self.post_message(SubagentTimeline.Toggle())
+        self.post_message(SubagentTimeline.Toggle(keep_focus=self.has_focus))
 
     def on_click(self) -> None:
         self.action_toggle()
@@ -172,7 +175,12 @@ class SubagentTimeline(Vertical):
             self.journal_path, self.title = journal_path, title
 
     class Toggle(Message):
-        """Collapse or expand the timeline."""
+        """Collapse or expand the timeline; ``keep_focus``: a key on the timeline asked, so the
+        focus stays on it (the header when collapsed, the first card when expanded)."""
+
+        def __init__(self, keep_focus: bool = False) -> None:
+            super().__init__()
+            self.keep_focus = keep_focus
 
     def __init__(self, *, duration_format: Callable[[float], str] | None = None,
                  clock: Callable[[], float] = time.monotonic, **kwargs: Any) -> None:
@@ -222,14 +230,17 @@ class SubagentTimeline(Vertical):
         self._update_header()
 
     async def restore(self, task_id: str, index: int, description: str, journal_path: str,
-                      status: str | None, duration_s: float | None, tokens: int | None) -> None:
+                      status: str | None, duration_s: float | None, tokens: int | None,
+                      summary: str | None = None) -> None:
         """Show a sub-agent of a resumed session from its journal records: ended with ``status``
-        after ``duration_s`` seconds and ``tokens``, or ``interrupted`` (``status`` None: the
-        session stopped while it ran)."""
+        after ``duration_s`` seconds and ``tokens``, its ``summary`` (the first line of its result,
+        or why it stopped) as the live card showed it, or ``cancelled`` (``status`` None: the
+        session stopped while it ran, so it has no end record)."""
         card = self.cards.get(task_id)
         if card is None:
             card = await self.started(_Unstarted.of(task_id, index, description, journal_path))
-        card.end(status or "interrupted", duration_s or 0.0, tokens or 0)
+        card.end(status or "cancelled", duration_s or 0.0, tokens or 0,
+                 summary or ("" if status else "was cancelled: the session stopped while it ran"))
         self._update_header()
 
     async def clear(self) -> None:
@@ -237,6 +248,7 @@ class SubagentTimeline(Vertical):
         self.cards.clear()
         await self.query_one("#subagent-cards", Horizontal).remove_children()
         self.remove_class("-shown", "-collapsed")
+        self.query_one(_Header).can_focus = False
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None
@@ -246,6 +258,8 @@ class SubagentTimeline(Vertical):
         if not self.cards:
             return False
         self.remove_class("-collapsed")
+        self.query_one(_Header).can_focus = False
+        self._update_header()
         min(self.cards.values(), key=lambda card: card.index).focus()
         return True
 
@@ -253,6 +267,14 @@ class SubagentTimeline(Vertical):
         message.stop()
         self.toggle_class("-collapsed")
         self._update_header()
+        header = self.query_one(_Header)
+        collapsed = self.has_class("-collapsed")
+        header.can_focus = collapsed and message.keep_focus
+        if message.keep_focus:
+            if collapsed:
+                header.focus()
+            elif self.cards:
+                min(self.cards.values(), key=lambda card: card.index).focus()
 
     # -- drawing -------------------------------------------------------------------------------
     def _tick(self) -> None:
