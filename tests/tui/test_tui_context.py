@@ -174,7 +174,7 @@ class TestBreakdown:
         shows the figure the loop counted for its last request."""
         app, provider = make_app([
             {"content": "Let me look.", "reasoning_content": "the operator " * 40,
-             "tool_calls": [{"name": "bash", "arguments": {"command": "pytest -q"}}]},
+             "tool_calls": [{"name": "bash", "arguments": {"command": "printf 'E   assert 3 == 1\\n'"}}]},
             {"content": "Found it: `a - b`."},
             {"for": "summary", "content": SUMMARY},
         ], context_window=200_000)
