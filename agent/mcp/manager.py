@@ -105,6 +105,8 @@ class McpManager:
     def start(self) -> None:
         """Start every approved, enabled server in the background (returns at once)."""
         for state in self._states.values():
+            if state.future is not None and not state.future.done():
+                continue  # approved and started already (the TUI's question came first)
             if not state.spec.settings.enabled:
                 state.status = "disabled"
             elif not self._approved(state.spec):

@@ -39,6 +39,10 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> FastMCP:
     @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
     async def hang(seconds: float = 60.0) -> str:
         """Sleeps (until cancelled)."""
+        marker = os.environ.get("MCP_TEST_MARKER")
+        if marker:
+            with open(marker + ".started", "w") as handle:
+                handle.write("started")
         try:
             await asyncio.sleep(seconds)
         except asyncio.CancelledError:

@@ -11,7 +11,7 @@ import pytest
 
 from agent.events import Notice, PermissionRequest, ToolCallFinished, ToolCallStarted
 from agent.mcp.naming import tool_name
-from tests.helpers import Recorder
+from tests.helpers import Recorder, wait_for_file
 
 from tests.mcp.mcp_helpers import server_entry
 
@@ -152,10 +152,16 @@ def test_esc_cancels_the_hanging_call_and_the_server_is_told(mcp_session, tmp_pa
     session.mcp.settle()
     cancel = threading.Event()
     events = Recorder()
-    events.hooks.append((ToolCallStarted, lambda e: threading.Timer(0.3, cancel.set).start()))
+    started = Path(str(marker) + ".started")
+
+    def press_esc_once_the_server_runs_it() -> None:
+        wait_for_file(started, 10)
+        cancel.set()
+
+    events.hooks.append((ToolCallStarted, lambda e: threading.Thread(target=press_esc_once_the_server_runs_it).start()))
     began = time.monotonic()
     session.run_turn("go", events, cancel)
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < 12
     assert finished(events)[0].result.outcome == "cancelled"
     deadline = time.monotonic() + 3
     while not marker.exists() and time.monotonic() < deadline:
@@ -243,3 +249,14 @@ def test_names_are_sanitised(server, tool, expected):
 def test_long_names_are_cut_to_64_characters_and_stay_distinct():
     a, b = tool_name("server", "x" * 80 + "a"), tool_name("server", "x" * 80 + "b")
     assert len(a) == len(b) == 64 and a != b
+
+
+def test_the_context_breakdown_counts_mcp_definitions_per_server(mcp_session):
+    session, _ = mcp_session([{"content": "x"}])
+    session.prepare()
+    session.mcp.settle()
+    breakdown = session.context_breakdown()
+    (server, tokens, count), = breakdown.tool_servers
+    assert server == "t" and count == len(NAMES) and 0 < tokens < breakdown.tokens("tool definitions")
+    note = next(row[3] for row in breakdown.rows if row[0] == "tool definitions")
+    assert f"MCP t {tokens:,} tok ({count} tools)" in note
