@@ -48,6 +48,8 @@ def test_tools_are_discovered_named_and_offered_after_the_built_in_ones(mcp_sess
     assert finished(events)[0].output == "value of k (limit 3)"
     started = events.of(ToolCallStarted)[0]
     assert started.view.title == "lookup · t (MCP)"
+    stats = session.stats()
+    assert stats.tool_calls == 1 and stats.mcp_calls == 1  # /stats: "tool time ... (1 call, 1 MCP)"
 
 
 def test_the_tool_list_is_identical_across_steps(mcp_session):
