@@ -155,6 +155,9 @@ class SessionLifecycleMixin:
         self.refresh_workspace_files()
         if message.error:
             self.call_later(self.show_notice, f"Could not load model info: {message.error}", "warning")
+        from .mcp_ui import ask_mcp_approvals
+
+        ask_mcp_approvals(self)  # the project's MCP servers that wait for the user's approval
 
     def refresh_changed_files(self) -> None:
         """Ask git (in a thread worker; a newer request replaces a running one) which files

@@ -71,6 +71,8 @@ def _common_flags(parser: argparse.ArgumentParser, *, suppress_defaults: bool = 
         help="stop once the session's model calls used N tokens, prompt + completion (exit 6 in run)")
     add("--debug", action="store_true",
         help="run: also print each session log record (model and tool calls...) to stderr, one line each")
+    add("--approve-mcp", action="append", metavar="NAME",
+        help="start the project's MCP server NAME for this run without a remembered approval (repeatable)")
     add("--sandbox", choices=["auto", "off", "read-only", "workspace-write"],
         help="OS sandbox of bash commands: auto (default: Plan read-only, Act workspace-write where "
              "available), off, or always read-only / workspace-write")
@@ -95,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("action", nargs="?", choices=["stats"],
                           help="stats [ID]: the figures of session ID (default: the latest) from its session log")
     sessions.add_argument("ref", nargs="?", metavar="ID", help="with stats: the session id or a unique prefix")
+    mcp = sub.add_parser("mcp", help="list the MCP servers, approve or revoke a project's server")
+    mcp.add_argument("action", choices=["list", "approve", "revoke"])
+    mcp.add_argument("name", nargs="?", metavar="NAME", help="the server (approve, revoke)")
+    mcp.add_argument("-C", dest="cwd", type=Path, default=argparse.SUPPRESS, help="the project folder")
     return parser
 
 
@@ -213,13 +219,17 @@ def _main(argv: Sequence[str] | None) -> int:
         from .sessions_cli import run_sessions_command
 
         return run_sessions_command(workspace, args.delete)
+    if args.command == "mcp":
+        from .mcp_cli import run_mcp_command
+
+        return run_mcp_command(workspace, args.action, args.name)
     resume, problem = _resume_target(args, workspace)
     if problem is not None:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
     request = SessionRequest(workspace=workspace, flags=_flags(args), replay=args.replay,
                              replay_log=args.replay_log, interactive=args.command != "run",
-                             resume=resume, model=args.model)
+                             resume=resume, model=args.model, approve_mcp=tuple(args.approve_mcp or ()))
 
     if args.command == "run":
         try:

@@ -39,6 +39,7 @@ COMMANDS: list[Command] = [
     Command("undo", "/undo", "restore the files the last turn changed"),
     Command("resume", "/resume [ID]", "resume a saved session of this project (a picker without ID)"),
     Command("sessions", "/sessions", "list this project's saved sessions (date, size, first prompt); delete one"),
+    Command("mcp", "/mcp", "the MCP servers: status, tools; restart one or approve a project's server"),
     Command("stats", "/stats", "this session's figures: tokens, cost, time in model and tools, slowest tools"),
     Command("budget", "/budget [cost USD | tokens N | off]",
             "show the session's spending and limits, or change them for this session"),

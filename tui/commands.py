@@ -35,6 +35,10 @@ async def run_command(app: "OpenCLIApp", name: str, args: str) -> None:
         from .screens.sessions_screen import SessionsScreen
 
         app.push_screen(SessionsScreen(app.session.workspace, app.session.session_id))
+    elif name == "mcp":
+        from .screens.mcp_screen import McpScreen
+
+        app.push_screen(McpScreen(app.session))
     elif name == "stats":
         from .screens.stats_screen import StatsScreen
 

@@ -30,7 +30,8 @@ class SessionRequest:
     ``workspace``: the project folder; ``flags``: CLI setting overrides for ``load_settings``
     (None values are unset); ``replay`` / ``replay_log``: the scripted provider's files;
     ``interactive``: True for the TUI; ``resume``: ``build_session``'s resume value (None, "latest"
-    or an id prefix); ``model``: the ``--model`` flag as given (None when absent)."""
+    or an id prefix); ``model``: the ``--model`` flag as given (None when absent); ``approve_mcp``:
+    project MCP servers approved for this run (``--approve-mcp NAME``, repeatable)."""
 
     workspace: Path
     flags: dict[str, Any]
@@ -39,6 +40,7 @@ class SessionRequest:
     interactive: bool = True
     resume: str | None = None
     model: str | None = None
+    approve_mcp: tuple[str, ...] = ()
 
 
 def _check_model(model: str, api_base: str | None, interactive: bool, notices: list[str]) -> None:
@@ -106,6 +108,7 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
         raise StartupError(f"opencli-tui: error: {exc}") from exc
     except OSError as exc:
         raise StartupError(f"opencli-tui: error: the session could not be read: {exc}") from exc
+    session.mcp_approved_for_run = frozenset(request.approve_mcp)
     if request.replay is None and request.resume:
         try:
             _check_model(session.model, settings.api_base, request.interactive, notices)

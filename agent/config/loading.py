@@ -119,6 +119,7 @@ def _restrict_project(project: dict[str, Any], user: dict[str, Any], notices: li
         project.pop("hooks")
         notices.append(".opencli.toml may not set [hooks]: opening a repository must not run its commands; "
                        "ignored (put hooks in your user config).")
+    project.pop("mcp", None)  # project servers need the user's approval first: agent.mcp.project reads them
     bash = project.get("bash")
     if isinstance(bash, dict) and bash.pop("env_allow", None) is not None:
         notices.append(".opencli.toml may not pass secret environment variables to commands ([bash] env_allow); "

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .mcp_settings import McpSettings
+
 
 EMBEDDED_MODEL = "embedded/smollm2-135m"
 
@@ -236,6 +238,7 @@ class Settings(BaseSettings):
     reasoning: ReasoningSettings = Field(default_factory=ReasoningSettings)
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @field_validator("max_tool_output", "context_window", "max_turns", mode="before")
     @classmethod

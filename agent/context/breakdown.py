@@ -39,6 +39,9 @@ class ContextBreakdown:
 
     rows: list[tuple[str, int, int, str]] = field(default_factory=list)
     total: int = 0
+    #: MCP tool definitions per server: ``(server, tokens, tools)``, by server name (inside the
+    #: "tool definitions" row; its note names them too).
+    tool_servers: list[tuple[str, int, int]] = field(default_factory=list)
     window: int | None = None
     margin: float = 1.0
     tokenizer: str = ""
@@ -96,9 +99,12 @@ def compute_breakdown(agent: Any, window: int | None = None) -> ContextBreakdown
             add("compaction summary", tokens)
         else:
             add("conversation", tokens)
+    servers = _mcp_servers(budget, schemas)
+    mcp_note = "; MCP " + ", ".join(f"{name} {tokens:,} tok ({count} tools)" for name, tokens, count in servers) \
+        if servers else ""
     notes = {
         "system prompt": "with the reply priming",
-        "tool definitions": f"{len(schemas)} tools",
+        "tool definitions": f"{len(schemas)} tools{mcp_note}",
         "conversation": "user and assistant text",
         "tool results": "tool calls and their results",
         "reasoning": "sent back to the provider" if include_reasoning else "kept in history, not sent",
@@ -112,7 +118,23 @@ def compute_breakdown(agent: Any, window: int | None = None) -> ContextBreakdown
         rows.append((name, tokens, count, notes.get(name, "")))
     total = sum(r[1] for r in rows if r[0] != "reasoning" or include_reasoning)
     return ContextBreakdown(rows=rows, total=total, window=window, margin=float(budget.margin),
-                            tokenizer=budget.tokenizer, reported=budget.used_prompt_tokens)
+                            tokenizer=budget.tokenizer, reported=budget.used_prompt_tokens, tool_servers=servers)
+
+
+def _mcp_servers(budget: Any, schemas: list[dict]) -> list[tuple[str, int, int]]:
+    """``(server, tokens, tools)`` of the MCP tools (``mcp__<server>__<tool>``) among ``schemas``,
+    each definition counted as its JSON text (``budget.text_tokens``), by server name."""
+    import json
+
+    sums: dict[str, list[int]] = {}
+    for schema in schemas:
+        name = str(schema.get("function", {}).get("name", ""))
+        server, sep, _ = name[len("mcp__"):].partition("__") if name.startswith("mcp__") else ("", "", "")
+        if sep and server:
+            entry = sums.setdefault(server, [0, 0])
+            entry[0] += budget.text_tokens(json.dumps(schema, ensure_ascii=False))
+            entry[1] += 1
+    return [(server, tokens, count) for server, (tokens, count) in sorted(sums.items())]
 
 
 __all__ = ["CATEGORIES", "ContextBreakdown", "compute_breakdown"]

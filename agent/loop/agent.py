@@ -54,6 +54,7 @@ from .reminders import ReadFileStamps, ReminderEngine
 from .reply import StreamedAttempt
 from .retry import call_with_retries
 from .tool_calls import ToolCallsMixin
+from .tool_source import sync_tool_source
 
 
 class RequestTooLarge(ProviderError):
@@ -112,6 +113,8 @@ class Agent(ToolCallsMixin):
         self.call_purpose = "main"
         #: User hooks around each tool call (``pipeline.user_hooks.UserToolGate``), or None.
         self.tool_gate = None
+        #: Requests whose tool list differed from the previous request's (``tool_source``).
+        self.prefix_changes = 0
 
     def adopt_conversation(self, previous: "Agent") -> None:
         """Continue ``previous``'s conversation (a model switch: the runtime builds a new agent
@@ -314,6 +317,7 @@ class Agent(ToolCallsMixin):
         """Send the next request and assemble the reply. A request over the hard limit (window
         minus reserved output, as the budget counts) is never sent: the compactor makes room
         first, and when it cannot, a ``context_window`` ``ProviderError`` is raised instead."""
+        sync_tool_source(self, emit)  # MCP servers: wait for those starting, drop the failed (a notice)
         limit = self.compactor.request_limit()
         window = self.context_window()
         estimate = self.budget.estimate(self.system_prompt, self.context_view(), self._offered_schemas())

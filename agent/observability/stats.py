@@ -44,6 +44,8 @@ class SessionStats:
     estimated_calls: int = 0
     model_time_s: float = 0.0
     tool_calls: int = 0
+    #: Of ``tool_calls``, calls of MCP servers' tools (``mcp__<server>__<tool>``).
+    mcp_calls: int = 0
     tool_time_s: float = 0.0
     slowest: list[SlowCall] = field(default_factory=list)
     compactions: int = 0
@@ -102,6 +104,7 @@ def read_stats(path: Path) -> SessionStats:
                 stats.unpriced_calls += 1
         elif kind == "tool_call_finished":
             stats.tool_calls += 1
+            stats.mcp_calls += str(record.get("name", "")).startswith("mcp__")
             duration = _float(record.get("duration_s"))
             stats.tool_time_s += duration
             slow.append(SlowCall(str(record.get("name", "?")), str(record.get("arguments") or ""), duration,
@@ -152,7 +155,8 @@ def stats_rows(stats: SessionStats) -> list[tuple[str, str]]:
     rows = [("turns", str(stats.turns)), ("model calls", calls), ("tokens in", tokens_in),
             ("tokens out", f"{stats.completion_tokens:,}"), ("cost", cost),
             ("model time", _seconds(stats.model_time_s)),
-            ("tool time", f"{_seconds(stats.tool_time_s)} ({stats.tool_calls} call{'s' if stats.tool_calls != 1 else ''})"),
+            ("tool time", f"{_seconds(stats.tool_time_s)} ({stats.tool_calls} call{'s' if stats.tool_calls != 1 else ''}"
+                          + (f", {stats.mcp_calls} MCP" if stats.mcp_calls else "") + ")"),
             ("compactions", f"{stats.compactions} (-{stats.tokens_saved:,} tokens)" if stats.compactions else "0")]
     if stats.estimated_calls:
         rows.insert(4, ("estimated", f"{stats.estimated_calls} call{'s' if stats.estimated_calls != 1 else ''} (no usage reported)"))

@@ -3,7 +3,8 @@
 A rule is a string. For the ``bash`` tool it is a command prefix in words: ``pytest`` matches
 ``pytest`` and ``pytest -q tests/x.py`` but not ``pytestx``; ``git push`` matches ``git push
 origin main``. ``tool:NAME`` names a whole tool (``tool:bash`` is every command); for the other
-tools a bare tool name (``edit``, ``write``) works too.
+tools a bare tool name (``edit``, ``write``) works too. A name ending in ``*`` is a prefix:
+``tool:mcp__db__*`` names every tool of the MCP server ``db``.
 
 ``PermissionRules.check`` applies the rules to a command line parsed by ``shell.parse``: a deny
 rule that matches ANY simple command denies (the error names the rule); an allow rule set allows
@@ -152,6 +153,8 @@ class PermissionRules:
         if tool_name not in COMMAND_TOOLS:
             tool_rules |= set(allow)
             tool_denies |= set(deny)
+        tool_rules = _with_wildcards(tool_name, tool_rules)
+        tool_denies = _with_wildcards(tool_name, tool_denies)
         if tool_name in tool_denies:
             return RuleDecision("deny", tool_name, f"Permission denied by the deny rule '{tool_name}' "
                                                    f"in the [permissions] config: {tool_name} may not run.")
@@ -204,6 +207,14 @@ class PermissionRules:
             if not _command_allowed(command.words, compiled, 0, used):
                 return ""
         return ", ".join(dict.fromkeys(used))
+
+
+def _with_wildcards(tool_name: str, names: set[str]) -> set[str]:
+    """``names`` plus ``tool_name`` when a name ending in ``*`` matches it as a prefix
+    (``mcp__db__*`` covers every tool of the MCP server ``db``)."""
+    if any(n.endswith("*") and len(n) > 1 and tool_name.startswith(n[:-1]) for n in names):
+        return names | {tool_name}
+    return names
 
 
 def _command_allowed(words: tuple[str, ...], rules: list[tuple[str, tuple[str, ...]]], depth: int,

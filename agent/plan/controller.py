@@ -309,8 +309,11 @@ def ensure_plan_tools(agent: "Agent", controller: PlanController) -> None:
     if getattr(getattr(submit, "on_submit", None), "__self__", None) is controller \
             and getattr(update, "controller", None) is controller:
         return
-    kept = [t for t in agent.registry.tools() if t.name not in PLAN_TOOL_NAMES]
+    previous = agent.registry
+    kept = [t for t in previous.tools() if t.name not in PLAN_TOOL_NAMES and t not in previous._source_tools()]
     agent.registry = ToolRegistry(kept + controller.tools())
+    if previous.source is not None:  # the MCP servers' tools stay a source (they come and go)
+        agent.registry.attach_source(previous.source)
 
 
 def _content(plan: Plan) -> list[Any]:

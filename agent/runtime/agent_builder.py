@@ -96,6 +96,8 @@ class AgentBuilding:
                       workspace=self.workspace, output_dir=self.output_dir, session_id=self.session_id,
                       config=config, journal=journal, context_window=lambda: self.context_window,
                       reminders=ReminderEngine(rules))
+        if not read_only_tools and self.mcp.statuses():  # MCP servers' tools, after the built-in ones
+            registry.attach_source(self.mcp)
         agent.checkpoints = self.checkpoints
         agent.spending, agent.turn_number = self.session_spending(), self.logged_turns()
         agent.budget.load_tokenizer()  # while the session is prepared, not on the first request

@@ -22,6 +22,7 @@ from ..providers.scripted import ScriptedProvider
 from ..session.journal import SessionJournal, new_session_id, sessions_dir
 from ..session.records import SystemPromptRecord
 from .agent_builder import AgentBuilding
+from .mcp_servers import SessionMcp
 from .modes import SessionModes
 from .observing import SessionObserving
 from .plan_mode import PlanDelegation
@@ -62,7 +63,7 @@ EMBEDDED_TOOLS_NOTICE = ("It reads, greps and globs only: it cannot edit files o
 
 
 class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching, SessionObserving, SessionPipeline,
-                   SessionSandbox):
+                   SessionSandbox, SessionMcp):
     """A conversation bound to a workspace, a model and a provider.
 
     Attributes: ``session_id``, ``model`` (litellm name), ``settings``, ``workspace`` (resolved
@@ -170,6 +171,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
         with self._prepare_lock:
             if self.agent is not None:
                 return
+            self.start_mcp()  # in the background: the servers start while the rest is prepared
             if isinstance(self.provider, ScriptedProvider) and not self.is_embedded:
                 info = scripted_info(self.model)
             else:
@@ -216,6 +218,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
     def close(self) -> None:
         """End the session: stop watching, close the journal and release its lock."""
         self.stop_watching()
+        self.close_mcp()
         if self._journal is not None:
             self._journal.close()
 
@@ -304,7 +307,7 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
     def startup_notices(self) -> list[str]:
         """Notices to show when the session starts (e.g. the embedded model's limits, lines of a
         resumed journal that were skipped)."""
-        notices = self.sandbox_notices()
+        notices = self.sandbox_notices() + self.mcp_startup_notices()
         if self.resumed is not None:
             count = len(self.resumed.messages)
             notices.append(f"Resumed session {self.session_id} ({count} message{'' if count == 1 else 's'}).")

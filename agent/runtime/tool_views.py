@@ -29,8 +29,12 @@ def _describing_registry() -> "ToolRegistry":
 
 def describe_call(name: str, arguments: Any) -> "ToolView":
     """The view of a call of tool ``name`` with decoded ``arguments`` (a dict, or the raw string
-    of invalid JSON), as the runtime's tool of that name describes it; the generic view for an
-    unknown name. Never raises."""
+    of invalid JSON), as the runtime's tool of that name describes it (an MCP tool's by the
+    server and tool its name holds); the generic view for an unknown name. Never raises."""
+    from ..mcp.naming import call_view, split_name
+
+    if split_name(name) is not None:
+        return call_view(name, arguments)
     return _describing_registry().view(name, arguments)
 
 

@@ -40,9 +40,19 @@ class ChildAgent(Agent):
 
 def subagent_tools(parent: Agent) -> list[str]:
     """The tools a sub-agent of ``parent`` may have: the read-only ones the parent has, in
-    ``SUBAGENT_TOOL_NAMES`` order (never ``task``, nor the plan tools)."""
-    return [name for name in SUBAGENT_TOOL_NAMES if name in parent.registry
-            and parent.registry.get(name).capability == Capability.READ]
+    ``SUBAGENT_TOOL_NAMES`` order (never ``task``, nor the plan tools), then the parent's
+    read-only MCP tools (``readOnlyHint``) in the parent's order."""
+    names = [name for name in SUBAGENT_TOOL_NAMES if name in parent.registry
+             and parent.registry.get(name).capability == Capability.READ]
+    return names + [t.name for t in parent.registry.tools()
+                    if getattr(t, "shared_instance", False) and t.capability == Capability.READ]
+
+
+def _child_tool(parent: Agent, name: str):
+    """A sub-agent's instance of the parent's tool ``name``: a fresh one, or the parent's own for
+    tools that hold no per-call state and cannot be built without their source (MCP tools)."""
+    tool = parent.registry.get(name)
+    return tool if getattr(tool, "shared_instance", False) else type(tool)()
 
 
 def subagent_dir(parent: Agent) -> Path:
@@ -60,7 +70,7 @@ def build_child(parent: Agent, *, call_id: str, index: int, tools: list[str], ma
     from nowhere: journal failures are kept by the journal itself."""
     name = safe_call_id(call_id)
     folder = subagent_dir(parent)
-    registry = ToolRegistry(type(parent.registry.get(tool))() for tool in tools)
+    registry = ToolRegistry(_child_tool(parent, tool) for tool in tools)
     prompt = build_subagent_prompt(parent.workspace, registry.names())
     config = replace(parent.config, max_turns=max_turns, interactive=False,
                      allowed_capabilities=frozenset({Capability.READ}), restricted_mode_name=SUBAGENT_MODE_NAME)

@@ -102,6 +102,9 @@ def parse_arguments(call: ToolCall, tool: Tool) -> ToolArgs:
             f"the arguments of {tool.name} must be a JSON object, not {type(data).__name__}: {_quote(raw)}. "
             f"Expected: {fields}"
         )
+    check = getattr(tool, "check_arguments", None)  # tools with a JSON schema of their own (MCP tools)
+    if check is not None:
+        return check(data)
     try:
         return tool.Args.model_validate(data)
     except ValidationError as exc:
@@ -137,37 +140,65 @@ def _sanitize(text: str) -> str:
 
 
 class ToolRegistry:
-    """The tools of one session, by name. Raises ``ValueError`` on duplicate names."""
+    """The tools of one session, by name. Raises ``ValueError`` on duplicate names.
+
+    Besides its own tools a registry may hold one tool *source* (``attach_source``: the MCP
+    servers, ``agent.mcp.manager.McpManager``): an object with ``tools()`` (its current tools, in
+    a stable order), ``generation`` (an int bumped whenever that list changes), ``settle()`` and
+    ``take_notices()``. Its tools come after the registered ones; a source tool whose name a
+    registered tool has is left out."""
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
         self._schemas: list[dict[str, Any]] | None = None
+        self.source: Any = None
+        self._source_schemas: tuple[int, list[dict[str, Any]]] | None = None
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"duplicate tool name: {tool.name}")
             self._tools[tool.name] = tool
 
+    def attach_source(self, source: Any) -> None:
+        """Add ``source``'s tools after the registered ones (see the class docstring)."""
+        self.source = source
+        self._source_schemas = None
+
+    def _source_tools(self) -> list[Tool]:
+        source = self.source
+        return [t for t in source.tools() if t.name not in self._tools] if source is not None else []
+
     def names(self) -> list[str]:
-        """Tool names in registration order."""
-        return list(self._tools)
+        """Tool names in registration order (the source's after the registered ones)."""
+        return list(self._tools) + [t.name for t in self._source_tools()]
 
     def tools(self) -> list[Tool]:
-        """Tool instances in registration order."""
-        return list(self._tools.values())
+        """Tool instances in registration order (the source's after the registered ones)."""
+        return list(self._tools.values()) + self._source_tools()
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        if tool is None and self.source is not None:
+            tool = next((t for t in self._source_tools() if t.name == name), None)
+        return tool
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return self.get(name) is not None if isinstance(name, str) else False
 
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI function-tool schemas, one per tool, in registration order (built once; the
-        tool set of a registry never changes, and a stable list keeps the prompt cache valid)."""
+        registered tools never change, and a stable list keeps the prompt cache valid; the
+        source's part is rebuilt only when its ``generation`` changes)."""
         if self._schemas is None:
             self._schemas = [tool.schema() for tool in self._tools.values()]
-        return self._schemas
+        if self.source is None:
+            return self._schemas
+        generation = self.source.generation
+        cached = self._source_schemas
+        if cached is None or cached[0] != generation:
+            cached = (generation, self._schemas + [tool.schema() for tool in self._source_tools()])
+            self._source_schemas = cached
+        return cached[1]
 
     def view(self, name: str, arguments: Any) -> ToolView:
         """How a call of ``name`` with decoded ``arguments`` is shown: the tool's own view, or

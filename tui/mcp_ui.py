@@ -1,0 +1,45 @@
+"""The TUI's questions about MCP servers: at session start, each project server that waits for
+approval is shown with what it runs, and the user approves it (remembered for this project,
+``agent.mcp.approvals``) or leaves it off (asked again next session; ``/mcp`` approves it later).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .app import OpenCLIApp
+
+
+def approval_question(spec) -> str:
+    """The question for project server ``spec`` (``agent.mcp.project.ServerSpec``)."""
+    return (f"This project's {spec.source} declares the MCP server '{spec.name}':\n\n"
+            f"    {spec.settings.describe()}\n\n"
+            "It runs code from this repository with your permissions. Start it? The answer is remembered "
+            f"for this project (opencli-tui mcp revoke {spec.name} forgets it; /mcp lists the servers).")
+
+
+def ask_mcp_approvals(app: "OpenCLIApp") -> None:
+    """Ask about each project server waiting for approval, one after the other."""
+    from .screens.confirm import ConfirmScreen
+
+    session = app.session
+    pending = list(getattr(session, "mcp_pending_approval", lambda: [])())
+    asked: set[str] = set()
+
+    def ask_next(_: object = None) -> None:
+        spec = next((s for s in pending if s.name not in asked), None)
+        if spec is None:
+            return
+        asked.add(spec.name)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                app.run_worker(lambda: session.approve_mcp(spec.name), thread=True, group="mcp-approve",
+                               exit_on_error=False)
+            ask_next()
+
+        app.push_screen(ConfirmScreen(approval_question(spec), yes_label="Start it (y)", no_label="Not now (n)",
+                                      yes_variant="warning"), answered)
+
+    ask_next()
