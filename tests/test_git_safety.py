@@ -96,7 +96,7 @@ def test_the_traps_are_real(tmp_path: Path) -> None:
     subprocess.run(["git", "diff"], cwd=repo, capture_output=True, env=safe_env(), stdin=subprocess.DEVNULL,
                    timeout=20)
     fired = {p.name for p in marks.iterdir()}
-    assert {"core.fsmonitor", "filter.evil.clean"} <= fired, fired
+    assert {"core.fsmonitor", "filter.evil.process"} <= fired, fired
 
 
 def test_no_app_git_call_runs_a_configured_program(tmp_path: Path) -> None:
