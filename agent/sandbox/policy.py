@@ -37,6 +37,8 @@ class SandboxPolicy:
     #: read-only inside the writable ones (its ``config``, ``hooks``, ``info``): ``setup.git_protected``.
     pinned: tuple[str, ...] = ()
     readonly: tuple[str, ...] = ()
+    #: The planning pass's sandbox (Plan mode), not Act mode's: wording of refusals.
+    plan: bool = False
 
     def supervisor_args(self) -> list[str]:
         """The options ``agent.supervisor`` reads before ``--``: ``--sandbox``, one ``--write

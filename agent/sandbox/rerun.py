@@ -15,9 +15,12 @@ DECLINED_TEXT = "[the user declined to run it unsandboxed]"
 def should_offer(output: Any, ctx: Any, permission_mode: str) -> bool:
     """Whether a finished call's ``output`` (a ``ToolOutput``) is a sandbox refusal to offer
     again unsandboxed: the tool marked it (``metadata["sandbox_refused"]``), its sandbox
-    (``ctx.sandbox``) can ask the user, and ``permission_mode`` is ``ask``."""
+    (``ctx.sandbox``) can ask the user and is not read-only (the planning pass and a read-only
+    Act mode never run anything unsandboxed), and ``permission_mode`` is ``ask``."""
     policy = getattr(ctx, "sandbox", None)
-    return bool(output.metadata.get("sandbox_refused")) and policy is not None and policy.can_ask \
+    if policy is None or policy.plan or policy.mode.value == "read-only":
+        return False
+    return bool(output.metadata.get("sandbox_refused")) and policy.can_ask \
         and str(getattr(permission_mode, "value", permission_mode)) == "ask"
 
 

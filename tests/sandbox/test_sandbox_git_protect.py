@@ -62,3 +62,26 @@ def test_read_only_mode_has_no_git_exceptions(machine):
     policy, _ = choose_policy(SandboxMode.READ_ONLY, workspace=machine.ws, tmp_dir=machine.private, writable=[],
                               network=None, unix_sockets=False, protected=[], support=probe())
     assert policy.readonly == () and policy.pinned == ()
+
+
+def test_read_only_sandbox_never_offers_an_unsandboxed_rerun_and_names_the_real_mode(machine):
+    from types import SimpleNamespace
+
+    from agent.sandbox.refusal import refusal_note
+    from agent.sandbox.rerun import should_offer
+
+    act_ro, _ = choose_policy(SandboxMode.READ_ONLY, workspace=machine.ws, tmp_dir=machine.private, writable=[],
+                              network=None, unix_sockets=False, protected=[], support=probe(), can_ask=True)
+    out = run_sandboxed(machine, act_ro, f"echo x > {machine.ws}/new.txt")
+    assert out.metadata.get("sandbox_refused")
+    assert not should_offer(out, SimpleNamespace(sandbox=act_ro), "ask")
+    assert "Plan mode" not in out.text and "Act mode runs commands read-only" in out.text
+    from dataclasses import replace
+
+    plan = replace(act_ro, plan=True)
+    assert not should_offer(out, SimpleNamespace(sandbox=plan), "ask")
+    assert "In Plan mode, propose the step in the plan" in refusal_note(plan, interactive=True)
+    ww = _policy(machine)
+    ww = replace(ww, can_ask=True)
+    refused = run_sandboxed(machine, ww, f"echo x > {machine.outside}/new.txt")
+    assert should_offer(refused, SimpleNamespace(sandbox=ww), "ask")
