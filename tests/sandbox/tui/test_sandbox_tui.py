@@ -166,3 +166,20 @@ async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, m
     assert (outside / "1.txt").read_text() == "one\n" and (outside / "2.txt").read_text() == "two\n"
     first, second = finished
     assert first.output.startswith(RERUN_HEADER) and second.output.startswith(GRANTED_HEADER)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("width", [100, 80, 60])
+async def test_an_active_sandbox_stays_in_a_narrow_status_bar(make_app, ui, monkeypatch, width) -> None:
+    """The sandbox mode is what protects the user: at 100, 80 and 60 columns the bar still says
+    ``sandbox: workspace-write`` (Plan: ``read-only``); the key hints, the meter and the model
+    name give way first."""
+    monkeypatch.setenv("OPENCLI_SANDBOX__MODE", "workspace-write")
+    app, _ = make_app([], permission_mode="ask", context_window=200_000)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await pilot.pause()
+        text = bar_text(app)
+        assert "sandbox: workspace-write" in text and "ask" in text, text
+        await pilot.press("shift+tab")
+        await ui.wait_for(pilot, lambda: "sandbox: read-only" in bar_text(app), what="Plan mode's sandbox")
