@@ -33,6 +33,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .git_safety import STATUS_FLAGS, safe_argv, safe_env
 from .process import BoundedResult
 from .process import run_bounded as _run_bounded
 
@@ -41,8 +42,6 @@ RECENT_COMMITS = 5
 #: Bytes read from every git call except status (branch names, shas, five subjects).
 _SMALL_OUTPUT_CAP = 64 * 1024
 #: Variables that make git look at another repository, index or object store than the cwd's.
-_RELOCATING_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                   "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX")
 _UNSAFE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 _NOT_A_REPO = ("not a git repository", "must be run in a work tree")
 
@@ -96,10 +95,9 @@ def clean_text(data: bytes | str) -> str:
 
 
 def git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _RELOCATING_ENV}
-    env.update({"LC_ALL": "C", "LANGUAGE": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0",
-                "GIT_PAGER": "cat", "PAGER": "cat", "GIT_ADVICE": "0"})
-    return env
+    """The environment of the app's own git calls: ``git_safety.safe_env`` (no relocating or
+    program-naming variables, C locale, no pager, no prompt, no optional locks)."""
+    return safe_env()
 
 
 def run_bounded(argv: list[str], cwd: Path, *, deadline: float, max_bytes: int,
@@ -125,12 +123,15 @@ class _Git:
         self.deadline = deadline
         self.timeout_s = timeout_s
         self.env = git_env()
+        self._safe: list[str] | None = None  # the safe argv prefix, listed once per snapshot
 
     def run(self, *args: str, max_bytes: int = _SMALL_OUTPUT_CAP) -> BoundedResult:
         """Run ``git ARGS``; raises ``GitUnavailable`` when it cannot start or runs out of time."""
         if time.monotonic() >= self.deadline:
             raise GitUnavailable(f"git did not answer within {self.timeout_s:g} s")
-        argv = ["git", "--no-pager", "-c", "color.ui=false", *args]
+        if self._safe is None:
+            self._safe = safe_argv(self.cwd, [], deadline=self.deadline)
+        argv = [*self._safe, *args]
         result = run_bounded(argv, self.cwd, deadline=self.deadline, max_bytes=max_bytes, env=self.env)
         if result.timed_out and not result.stdout:
             raise GitUnavailable(f"git {args[0]} did not answer within {self.timeout_s:g} s")
@@ -241,7 +242,7 @@ def _default_branch_facts(git: _Git, facts: dict, _cap: int) -> None:
 def _status_facts(git: _Git, facts: dict, cap_chars: int) -> None:
     # Never -uall: untracked folders stay one line each. About 2 bytes per allowed character is
     # enough for ASCII and Latin paths; git is killed as soon as that much has been read.
-    result = git.run("status", "--short", "--untracked-files=normal", max_bytes=max(2 * cap_chars, 256))
+    result = git.run("status", *STATUS_FLAGS, "--short", "--untracked-files=normal", max_bytes=max(2 * cap_chars, 256))
     stopped = result.cut or result.timed_out
     if result.returncode != 0 and not stopped:
         raise GitUnavailable(_one_line(clean_text(result.stderr)) or "git status failed")

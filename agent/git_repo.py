@@ -136,7 +136,8 @@ def changed_files(workspace: Path | str, *, timeout_s: float = 2.0) -> list[Chan
         base = "HEAD" if _has_commit(root, deadline) else EMPTY_TREE
         counts = _run(root, deadline, "diff", base, "--numstat", "-z", "--no-renames", "--no-ext-diff",
                       "--no-textconv")
-        statuses = _run(root, deadline, "diff", base, "--name-status", "-z", "--no-renames", "--no-ext-diff")
+        statuses = _run(root, deadline, "diff", base, "--name-status", "-z", "--no-renames", "--no-ext-diff",
+                        "--no-textconv")
         untracked = _run(root, deadline, "ls-files", "--others", "--exclude-standard", "-z")
     except (_OutOfTime, _GitFailed):
         return None
@@ -202,11 +203,13 @@ def _run(root: Path, deadline: float, command: str, *args: str) -> str:
     capped at ``MAX_OUTPUT_BYTES`` and decoded with surrogate escapes. Raises ``_OutOfTime`` when
     the deadline passed or the output was cut, ``_GitFailed`` when git failed or cannot start."""
     from .git_context import GitUnavailable, git_env, run_bounded
+    from .git_safety import safe_argv
 
     if deadline <= time.monotonic():
         raise _OutOfTime(command)
     try:
-        result = run_bounded(["git", "-c", "core.quotepath=off", command, *args], root, deadline=deadline,
+        argv = safe_argv(root, ["-c", "core.quotepath=off", command, *args], deadline=deadline)
+        result = run_bounded(argv, root, deadline=deadline,
                              max_bytes=MAX_OUTPUT_BYTES, env=git_env())
     except GitUnavailable as exc:
         raise _GitFailed(str(exc)) from None

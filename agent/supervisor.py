@@ -23,7 +23,8 @@ command and all adopted processes are gone. When the life pipe reaches end of fi
 died, however) or it receives SIGTERM / SIGHUP / SIGINT, it sends SIGTERM to every process of its
 subtree, SIGKILL to what is left after ``GRACE_S``, reaps them and exits.
 
-Sandbox: with ``--sandbox`` (and ``--write PATH`` per writable folder, ``--net``, ``--unix``) the
+Sandbox: with ``--sandbox`` (and ``--write PATH`` per writable folder, ``--pin PATH`` /
+``--readonly PATH`` per git path kept in place / read-only (``confine.protect``), ``--net``, ``--unix``) the
 supervisor builds the Landlock ruleset before it forks and the child confines itself right before
 ``exec`` (``agent/sandbox/confine.py``, loaded by path); the supervisor itself stays unconfined so
 it can still signal and reap the whole tree. A sandbox that cannot be applied reports ``B
@@ -142,17 +143,19 @@ def _sandbox(options: list[str]):  # noqa: ANN202 - (confine module, ruleset fd,
     if "--sandbox" not in options:
         return None
     writable = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--write"]
+    pinned = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--pin"]
+    readonly = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--readonly"]
     network, unix = "--net" in options, "--unix" in options
     try:
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox"))
         import confine  # stdlib only; the agent package is not importable under -I -S
 
-        confine.drop_capabilities()  # root: this supervisor and its command lose the privileged ones
+        confine.drop_capabilities(confine.CAP_SETFCAP_MASK if pinned or readonly else 0)  # root: this supervisor and its command lose the privileged ones
         ruleset = confine.build_ruleset(writable, network)
         program = confine.seccomp_program(network, unix) if confine.seccomp_supported() else None
     except OSError as exc:
         raise SandboxError(exc.errno or 1, exc.strerror or str(exc)) from None
-    return confine, ruleset, program
+    return confine, ruleset, program, pinned, readonly
 
 
 def _start(command: list[str], private: tuple[int, ...], sandbox=None) -> int:  # noqa: ANN001
@@ -172,7 +175,8 @@ def _start(command: list[str], private: tuple[int, ...], sandbox=None) -> int:  
                 signal.signal(signum, signal.SIG_DFL)
             if sandbox is not None:
                 try:
-                    confine, ruleset, program = sandbox
+                    confine, ruleset, program, pinned, readonly = sandbox
+                    confine.protect(pinned, readonly)
                     confine.restrict(ruleset, program)
                     os.close(ruleset)
                 except OSError as exc:  # "B<errno> <step>": which call refused (seccomp, landlock...)

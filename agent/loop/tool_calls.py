@@ -237,7 +237,8 @@ class ToolCallsMixin:
         output = self.registry.execute(call, ctx)
         if should_offer(output, ctx, self.config.permission_mode):  # the sandbox refused: ask to run unsandboxed
             output = offer_unsandboxed(output, ctx, lambda c, note: self._ask(call, tool, c, emit, cancel, note=note),
-                                       lambda c: self.registry.execute(call, c))
+                                       lambda c: self.registry.execute(call, c), grants=self.config.rerun_grants,
+                                       tool_name=call.name, arguments=call.parsed_arguments())
         if gate is not None:
             gate.after(call, output, emit, cancel, self)
         if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from ..events import AgentEvent, ToolCallFinished
+from ..git_safety import DIFF_FLAGS, safe_argv, safe_env
 
 #: Characters of diff kept for a review request (head and tail).
 MAX_DIFF_CHARS = 20_000
@@ -128,9 +129,9 @@ class RoundChanges:
 
     def _git_diff(self) -> str:
         try:
-            done = subprocess.run(["git", "diff", "--no-ext-diff", "--", *self._git_paths], cwd=self.workspace,
-                                  capture_output=True, text=True, errors="replace", timeout=5,
-                                  stdin=subprocess.DEVNULL)
+            argv = safe_argv(self.workspace, ["diff", *DIFF_FLAGS, "--", *self._git_paths])
+            done = subprocess.run(argv, cwd=self.workspace, capture_output=True, text=True, errors="replace",
+                                  timeout=5, stdin=subprocess.DEVNULL, env=safe_env())
         except (OSError, subprocess.SubprocessError):
             return ""
         listed = "\n".join(f"changed: {p}" for p in self._git_paths)

@@ -3,6 +3,8 @@ the planning pass, from ``[sandbox]`` and the permission mode (``agent.sandbox``
 
 from __future__ import annotations
 
+import dataclasses
+
 import atexit
 import shutil
 import tempfile
@@ -65,7 +67,8 @@ class SessionSandbox:
         ``off`` (None: Plan mode has no bash)."""
         if self.settings.sandbox.mode == "off" or not self.sandbox_support.available:
             return None
-        return self._policy(SandboxMode.READ_ONLY)
+        policy = self._policy(SandboxMode.READ_ONLY)
+        return dataclasses.replace(policy, plan=True, can_ask=False) if policy is not None else None
 
     def apply_sandbox(self) -> None:
         """Hand the current policies to the running loop (after a permission mode change)."""

@@ -21,9 +21,15 @@ processes outside the sandbox (ABI 6 scopes); io_uring (it could open sockets pa
 32-bit and x32 system calls; setuid programs gaining privileges (``no_new_privs``); mounts
 (Landlock forbids them); for a privileged (root) agent, every capability but the file-permission
 ones (modules, raw devices, the clock, the host name, network administration, BPF...).
+In workspace-write mode the repository's program-naming git files (``config``, ``hooks/``,
+``info/``, a worktree's pointers; ``setup.git_protected``) are read-only and ``.git`` is pinned
+(``confine.protect``: a user + mount namespace with read-only bind mounts, before Landlock), so
+a command cannot plant code for later git calls outside the sandbox (the app's own git calls
+are neutralised besides: ``agent.git_safety``).
 Everything a command starts inherits the sandbox.
 
-Remaining: reading is not restricted (secrets in ``~`` can be read and, with network allowed,
+Remaining: a new ``.git/commondir`` or a nested repository (``sub/.git``) the user's own git may
+read later; reading is not restricted (secrets in ``~`` can be read and, with network allowed,
 sent); Unix sockets inherited already open, and ``socketpair``; writes through an already open
 descriptor passed in (the agent passes none but the output pipe); a root command keeps the
 file-permission capabilities (it reads every file; ``chown`` inside the writable folders) and

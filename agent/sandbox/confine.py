@@ -176,10 +176,13 @@ def seccomp_program(network: bool, unix_sockets: bool, machine: str | None = Non
     return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
 
 
-def drop_capabilities() -> bool:
-    """Drop every capability outside ``KEPT_CAPABILITIES`` from the bounding, ambient, effective,
-    permitted and inheritable sets of the calling process, when it has any (root); returns
-    whether it had some. Raises ``OSError`` when the sets cannot be changed."""
+def drop_capabilities(extra: int = 0) -> bool:
+    """Drop every capability outside ``KEPT_CAPABILITIES`` (and the ``extra`` mask: the supervisor
+    keeps ``CAP_SETFCAP`` for ``protect``, whose uid map of root needs it; the child drops it
+    again after) from the bounding, ambient, effective, permitted and inheritable sets of the
+    calling process, when it has any (root); returns whether it had some. Raises ``OSError``
+    when the sets cannot be changed."""
+    kept_mask = KEPT_CAPABILITIES | extra
     header = ctypes.create_string_buffer(struct.pack("=Ii", _CAP_VERSION_3, 0), 8)
     data = ctypes.create_string_buffer(24)
     _check(_libc.capget(header, data), "capget")
@@ -188,14 +191,59 @@ def drop_capabilities() -> bool:
         return False
     zero = ctypes.c_ulong(0)
     for cap in range(64):
-        if not (KEPT_CAPABILITIES >> cap) & 1:
+        if not (kept_mask >> cap) & 1:
             _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), zero, zero, zero)  # EINVAL past the last one
     _libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), zero, zero, zero)
-    low, high = KEPT_CAPABILITIES & 0xFFFFFFFF, KEPT_CAPABILITIES >> 32
+    low, high = kept_mask & 0xFFFFFFFF, kept_mask >> 32
     kept = struct.pack("=6I", *(value & (low if i < 3 else high) for i, value in enumerate(sets)))
     _check(_libc.capset(ctypes.create_string_buffer(struct.pack("=Ii", _CAP_VERSION_3, 0), 8),
                         ctypes.create_string_buffer(kept, 24)), "capset")
     return True
+
+
+CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
+#: The capability ``protect`` needs from a root supervisor (mapping uid 0 into the namespace).
+CAP_SETFCAP_MASK = 1 << 31
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def protect(pinned: list[str], readonly: list[str]) -> None:
+    """Make ``readonly`` paths (files or folders: a repository's ``config``, ``hooks``...) read-only
+    and ``pinned`` folders (its ``.git``) impossible to rename or remove, for the calling process
+    and what it starts: a user and mount namespace of its own (the same uid and gid mapped),
+    each pinned path bind-mounted on itself, each read-only one bind-mounted on itself and
+    remounted read-only. Landlock cannot deny a subpath of a writable folder; this can, and
+    ``restrict`` (Landlock) then forbids unmounting them. Missing paths are skipped; nothing to
+    do does nothing. Raises ``OSError`` (``unshare``/``mount``: ``ns``/``bind`` in the message)."""
+    pinned = [p for p in pinned if os.path.lexists(p)]
+    readonly = [p for p in readonly if os.path.lexists(p)]
+    if not (pinned or readonly):
+        return
+    uid, gid = os.geteuid(), os.getegid()
+    _check(_libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNS)), "ns unshare")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "ns mount-private")
+    for path in pinned:
+        raw = os.fsencode(path)
+        _check(_libc.mount(raw, raw, None, ctypes.c_ulong(MS_BIND), None), f"bind {path}")
+    for path in readonly:
+        raw = os.fsencode(path)
+        _check(_libc.mount(raw, raw, None, ctypes.c_ulong(MS_BIND | MS_REC), None), f"bind {path}")
+        _check(_libc.mount(None, raw, None, ctypes.c_ulong(MS_BIND | MS_REMOUNT | MS_RDONLY), None),
+               f"bind read-only {path}")
+    # The new namespace gave this process every capability inside it: drop them again (none of
+    # them reaches outside the namespace, but CAP_SETFCAP could mark files for the host).
+    drop_capabilities()
 
 
 def restrict(ruleset: int, program: bytes | None) -> None:

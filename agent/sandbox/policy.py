@@ -33,14 +33,24 @@ class SandboxPolicy:
     reason: str = ""
     #: The user can be asked (TUI): a refused command may be offered to run again unsandboxed.
     can_ask: bool = False
+    #: Folders kept in place (a repository's ``.git``: not renamed or removed) and paths kept
+    #: read-only inside the writable ones (its ``config``, ``hooks``, ``info``): ``setup.git_protected``.
+    pinned: tuple[str, ...] = ()
+    readonly: tuple[str, ...] = ()
+    #: The planning pass's sandbox (Plan mode), not Act mode's: wording of refusals.
+    plan: bool = False
 
     def supervisor_args(self) -> list[str]:
         """The options ``agent.supervisor`` reads before ``--``: ``--sandbox``, one ``--write
-        PATH`` per writable folder (the temp folder first), ``--net`` and ``--unix`` when
-        allowed."""
+        PATH`` per writable folder (the temp folder first), ``--pin PATH`` / ``--readonly PATH``
+        per protected git path, ``--net`` and ``--unix`` when allowed."""
         args = ["--sandbox"]
         for path in (self.tmp_dir, *self.writable):
             args += ["--write", path]
+        for path in self.pinned:
+            args += ["--pin", path]
+        for path in self.readonly:
+            args += ["--readonly", path]
         if self.network:
             args.append("--net")
         if self.unix_sockets:

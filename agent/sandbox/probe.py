@@ -21,6 +21,8 @@ class SandboxSupport:
     scopes: bool = False
     seccomp: bool = False
     reason: str = ""
+    #: Unprivileged user + mount namespaces work: the git config can be kept read-only.
+    namespaces: bool = False
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,7 +44,31 @@ def probe() -> SandboxSupport:
         return SandboxSupport(False, reason=reason)
     seccomp = confine.seccomp_supported() and _seccomp_allowed()
     return SandboxSupport(True, abi=abi, network_rules=abi >= 4, scopes=abi >= 6, seccomp=seccomp,
-                          reason="" if seccomp else "seccomp filters are refused or not built for this machine")
+                          reason="" if seccomp else "seccomp filters are refused or not built for this machine",
+                          namespaces=_namespaces_work())
+
+
+def _namespaces_work() -> bool:
+    """Whether a forked child can enter a user + mount namespace and bind-mount read-only
+    (``confine.protect`` on a temporary file). Never raises."""
+    import tempfile
+
+    from . import confine
+
+    try:
+        with tempfile.NamedTemporaryFile() as handle:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    confine.protect([], [handle.name])
+                    code = 0
+                except BaseException:
+                    code = 1
+                os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    except OSError:
+        return False
 
 
 def _seccomp_allowed() -> bool:

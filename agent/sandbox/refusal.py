@@ -24,12 +24,16 @@ def looks_refused(output: str, exit_code: int | None) -> bool:
 def refusal_note(policy: SandboxPolicy, *, interactive: bool) -> str:
     """The line added to the result of a command ``policy`` refused: which sandbox, where writes
     are allowed, what to do instead (Plan mode: put the step in the plan; headless: the flag
-    that runs commands unsandboxed). ``interactive``: the user can be asked."""
+    that runs commands unsandboxed; Act mode under a read-only sandbox: propose the step, naming
+    that mode). ``interactive``: the user can be asked."""
     net = "" if policy.network else "; the network is off"
     text = (f"[sandbox: the {policy.mode.value} sandbox refused writes outside {policy.allowed_text()}{net} "
             "(the OS sandbox, not file permissions).")
-    if policy.mode is SandboxMode.READ_ONLY:
+    if policy.plan:
         text += " In Plan mode, propose the step in the plan instead of running it."
+    elif policy.mode is SandboxMode.READ_ONLY:
+        text += (" Act mode runs commands read-only here (`--sandbox read-only` or the read-only permission "
+                 "mode): propose the step to the user instead of running it.")
     elif not interactive:
         text += " Running it unsandboxed needs `--sandbox off`."
     return text + "]"

@@ -15,9 +15,12 @@ DECLINED_TEXT = "[the user declined to run it unsandboxed]"
 def should_offer(output: Any, ctx: Any, permission_mode: str) -> bool:
     """Whether a finished call's ``output`` (a ``ToolOutput``) is a sandbox refusal to offer
     again unsandboxed: the tool marked it (``metadata["sandbox_refused"]``), its sandbox
-    (``ctx.sandbox``) can ask the user, and ``permission_mode`` is ``ask``."""
+    (``ctx.sandbox``) can ask the user and is not read-only (the planning pass and a read-only
+    Act mode never run anything unsandboxed), and ``permission_mode`` is ``ask``."""
     policy = getattr(ctx, "sandbox", None)
-    return bool(output.metadata.get("sandbox_refused")) and policy is not None and policy.can_ask \
+    if policy is None or policy.plan or policy.mode.value == "read-only":
+        return False
+    return bool(output.metadata.get("sandbox_refused")) and policy.can_ask \
         and str(getattr(permission_mode, "value", permission_mode)) == "ask"
 
 
@@ -27,16 +30,40 @@ def prompt_note(policy: Any) -> str:
             f"{policy.allowed_text()}); allowing runs it again unsandboxed, once")
 
 
+#: The first line of a rerun a session grant allowed without asking again.
+GRANTED_HEADER = ("[the sandbox refused the command; the user's session answer allows running such commands "
+                  "again unsandboxed:]")
+
+
 def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
-                      run: Callable[[Any], Any]) -> Any:
+                      run: Callable[[Any], Any], *, grants: Any = None, tool_name: str = "bash",
+                      arguments: Any = None) -> Any:
     """Ask (``ask(unsandboxed_ctx, note)`` returns a ``PermissionDecision`` or None when the turn
     was cancelled) and, when allowed, ``run(unsandboxed_ctx)``: returns the new output with
-    ``RERUN_HEADER`` first, else ``output`` with ``DECLINED_TEXT`` appended."""
+    ``RERUN_HEADER`` first, else ``output`` with ``DECLINED_TEXT`` appended.
+
+    ``grants`` (a ``permissions.rules.PermissionRules`` holding only the session's answers to this
+    offer) remembers a ``t`` (``session_tool``: every refused ``tool_name`` call) or ``p``
+    (``session_prefix``: refused command lines whose every command starts with the prefix)
+    answer; a later refused call they cover (``grants.check(tool_name, arguments).verdict == "allow"``) runs again
+    unsandboxed at once, with ``GRANTED_HEADER`` first. The grants are not journaled: a resumed
+    session asks again."""
     unsandboxed = replace(ctx, sandbox=None)
+    if grants is not None and grants.check(tool_name, arguments).verdict == "allow":
+        rerun = run(unsandboxed)
+        return _rerun_output(rerun, GRANTED_HEADER)
     decision = ask(unsandboxed, prompt_note(ctx.sandbox))
     if decision is None or not decision.allow:
         reason = f" The user said: {decision.reason.strip()}" if decision is not None and decision.reason.strip() else ""
         return output.model_copy(update={"text": f"{output.text}\n{DECLINED_TEXT}{reason}"})
-    rerun = run(unsandboxed)
-    return rerun.model_copy(update={"text": f"{RERUN_HEADER}\n{rerun.text}",
+    if grants is not None:
+        if decision.scope == "session_tool":
+            grants.allow_tool(tool_name)
+        elif decision.scope == "session_prefix" and decision.prefix:
+            grants.allow_prefix(decision.prefix, tool_name)
+    return _rerun_output(run(unsandboxed), RERUN_HEADER)
+
+
+def _rerun_output(rerun: Any, header: str) -> Any:
+    return rerun.model_copy(update={"text": f"{header}\n{rerun.text}",
                                     "metadata": {**rerun.metadata, "sandbox": "off", "rerun_unsandboxed": True}})

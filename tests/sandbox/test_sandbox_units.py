@@ -39,7 +39,7 @@ def test_seccomp_program_is_built_per_architecture(machine_name, arch):
 
 
 def test_refusal_note_names_the_mode_the_places_and_what_to_do():
-    read_only = SandboxPolicy(SandboxMode.READ_ONLY, "/tmp/p")
+    read_only = SandboxPolicy(SandboxMode.READ_ONLY, "/tmp/p", plan=True)
     note = refusal_note(read_only, interactive=False)
     assert note.startswith("[sandbox: the read-only sandbox refused writes outside the private temp folder /tmp/p")
     assert "; the network is off" in note and "propose the step in the plan" in note

@@ -70,7 +70,7 @@ def make_app(workspace: Path) -> Callable[..., tuple[OpenCLIApp, ScriptedProvide
     return factory
 
 
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0,
+async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 30.0,
                    what: str = "condition") -> None:
     """Pause the pilot until ``condition()`` is true; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -80,13 +80,13 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 1
         await pilot.pause(0.02)
 
 
-async def wait_turn(pilot: Any, app: OpenCLIApp, timeout: float = 10.0) -> None:
+async def wait_turn(pilot: Any, app: OpenCLIApp, timeout: float = 30.0) -> None:
     """Wait until the running turn has ended and the UI has handled its end."""
     await wait_for(pilot, lambda: not app.runner.running, timeout, "the turn to end")
     await pilot.pause()
 
 
-async def wait_prepared(pilot: Any, app: OpenCLIApp, timeout: float = 10.0) -> None:
+async def wait_prepared(pilot: Any, app: OpenCLIApp, timeout: float = 30.0) -> None:
     """Wait until ``session.prepare()`` finished and the status bar knows."""
     from tui.widgets.status_bar import StatusBar
 

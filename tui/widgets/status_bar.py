@@ -123,8 +123,15 @@ class StatusBar(Horizontal):
             note += f" · effort {self.effort}"
         perm_text = {0: f" · perm {self.permission_mode}", 1: f" · {self.permission_mode}"}.get(perm, "")
         activity = f" · {self.activity}" if self.activity else ""
+        sandbox_text = self._sandbox_text()
+        sandbox_part = ""
+        if sandbox_text and self.sandbox_warning and self.mode != "Plan":
+            sandbox_part = f" · ⚠ {sandbox_text}"
+        elif sandbox_text and sandbox:
+            sandbox_part = f" · {sandbox_text}"
         if max_width is not None:
-            room = max_width - text.cell_len - len(note) - len(perm_text) - len(activity)
+            room = (max_width - text.cell_len - len(note) - len(perm_text) - len(activity)
+                    - len(sandbox_part))
             if len(model) > room:
                 model = model[:max(room - 1, 0)] + "…" if room > 1 else ""
         if model:
@@ -136,11 +143,8 @@ class StatusBar(Horizontal):
         if note:
             text.append(note, style="italic")
         text.append(perm_text)
-        sandbox_text = self._sandbox_text()
-        if sandbox_text and self.sandbox_warning and self.mode != "Plan":
-            text.append(f" · ⚠ {sandbox_text}", style="bold")
-        elif sandbox_text and sandbox:
-            text.append(f" · {sandbox_text}", style="dim")
+        if sandbox_part:
+            text.append(sandbox_part, style="bold" if "⚠" in sandbox_part else "dim")
         if activity:
             text.append(activity, style="italic")
         if self.journal_failed:
@@ -157,17 +161,23 @@ class StatusBar(Horizontal):
         meters = list(self.query(ContextMeter)) if self.is_mounted else []
         meter = meters[0] if meters else None
         hints_width = {0: len(KEY_HINTS) + 2, 1: len(SHORT_KEY_HINTS) + 2, 2: 0}
-        if self._sandbox_text() and not self.sandbox_warning:  # the first thing given up when short
+        sandbox_text = self._sandbox_text()
+        # An active sandbox (``sandbox: workspace-write`` / ``read-only``) says what protects the
+        # user: it stays at every width, the model name is cut first. ``sandbox off`` (chosen)
+        # and ``no bash`` are the first thing given up when the bar is short.
+        keep_sandbox = sandbox_text.startswith("sandbox: ") and not self.sandbox_warning
+        if sandbox_text and not self.sandbox_warning and not keep_sandbox:
             info = self.info_text(sandbox=True)
             if info.cell_len + (meter.width_for(0) if meter is not None else 0) + hints_width[0] <= width:
                 return info, 0, 0
         for keys, meter_form, perm, short in DEGRADE_STEPS:
-            info = self.info_text(short_model=bool(short), perm=perm)
+            info = self.info_text(short_model=bool(short), perm=perm, sandbox=keep_sandbox)
             meter_width = meter.width_for(meter_form) if meter is not None else 0
             if info.cell_len + meter_width + hints_width[keys] <= width:
                 return info, meter_form, keys
         keys, meter_form, perm, short = DEGRADE_STEPS[-1]
-        return self.info_text(short_model=True, perm=perm, max_width=width), meter_form, keys
+        return (self.info_text(short_model=True, perm=perm, max_width=width, sandbox=keep_sandbox),
+                meter_form, keys)
 
     def _update(self) -> None:
         if self.is_mounted:

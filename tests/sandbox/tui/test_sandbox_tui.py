@@ -126,3 +126,60 @@ async def test_refused_command_is_offered_unsandboxed_and_runs_only_after_approv
     else:
         assert not target.exists()
         assert DECLINED_TEXT in result.output and "[sandbox: the workspace-write sandbox refused" in result.output
+
+
+@needs_sandbox
+async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, monkeypatch, tmp_path) -> None:
+    """``t`` on the offer to run a refused command unsandboxed: the next command the sandbox
+    refuses runs again unsandboxed without a second offer (its result says the session answer
+    allowed it); a new conversation asks again."""
+    from agent.sandbox.rerun import GRANTED_HEADER
+    from tui.screens.permission import PermissionScreen
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.setenv("OPENCLI_SANDBOX__MODE", "workspace-write")
+    app, _ = make_app([{"tool_calls": [{"name": "bash", "arguments": {"command": f"echo one > {outside}/1.txt"}}]},
+                       {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo two > {outside}/2.txt"}}]},
+                       {"content": "ok"}], permission_mode="ask", context_window=200_000)
+    finished: list[ToolCallFinished] = []
+    offers: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await ui.wait_prepared(pilot, app)
+        original = app.session.agent.run_turn
+
+        def run_turn(prompt, emit, cancel, **kwargs):
+            return original(prompt, lambda e: (finished.append(e) if isinstance(e, ToolCallFinished) else None,
+                                               emit(e)), cancel, **kwargs)
+
+        app.session.agent.run_turn = run_turn
+        await ui.submit(pilot, "make them")
+        for expected in ("first", "offer", "second"):
+            await ui.wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what=f"the {expected} prompt")
+            note = app.screen.note
+            offers.append(note)
+            await pilot.press("t" if "sandbox refused" in note else "y")
+            await pilot.pause()
+        await ui.wait_turn(pilot, app)
+        assert not isinstance(app.screen, PermissionScreen)
+    assert ["sandbox refused" in n for n in offers] == [False, True, False], offers
+    assert (outside / "1.txt").read_text() == "one\n" and (outside / "2.txt").read_text() == "two\n"
+    first, second = finished
+    assert first.output.startswith(RERUN_HEADER) and second.output.startswith(GRANTED_HEADER)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("width", [100, 80, 60])
+async def test_an_active_sandbox_stays_in_a_narrow_status_bar(make_app, ui, monkeypatch, width) -> None:
+    """The sandbox mode is what protects the user: at 100, 80 and 60 columns the bar still says
+    ``sandbox: workspace-write`` (Plan: ``read-only``); the key hints, the meter and the model
+    name give way first."""
+    monkeypatch.setenv("OPENCLI_SANDBOX__MODE", "workspace-write")
+    app, _ = make_app([], permission_mode="ask", context_window=200_000)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await pilot.pause()
+        text = bar_text(app)
+        assert "sandbox: workspace-write" in text and "ask" in text, text
+        await pilot.press("shift+tab")
+        await ui.wait_for(pilot, lambda: "sandbox: read-only" in bar_text(app), what="Plan mode's sandbox")
