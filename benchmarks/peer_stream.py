@@ -299,8 +299,10 @@ def bare_round(env: dict[str, str], cwd: Path) -> tuple[float, float]:
         term.close()
 
 
-def ours_round(env: dict[str, str], server: FakeServer, base: int) -> dict[str, float]:
-    """One run of the TUI: two messages (numbered ``base + 1`` and ``base + 2``); returns the figures."""
+def ours_round(env: dict[str, str], server: FakeServer, base: int, profile: str | None = None) -> dict[str, float]:
+    """One run of the TUI: two messages (numbered ``base + 1`` and ``base + 2``); returns the figures.
+    ``profile``: a file name for ``py-spy record`` (raw format) of the TUI: from the first paint
+    until message 1 ended on screen in ``profile + ".1"``, message 2 in ``profile + ".2"``."""
     with tempfile.TemporaryDirectory() as tmp:
         ws, data, lag_file = Path(tmp) / "ws", Path(tmp) / "data", Path(tmp) / "lag.txt"
         ws.mkdir()
@@ -318,11 +320,20 @@ def ours_round(env: dict[str, str], server: FakeServer, base: int) -> dict[str, 
             for k in (1, 2):
                 n = base + k
                 mark = len(term.seen)
+                spy = None
+                if profile:
+                    spy = subprocess.Popen(["py-spy", "record", "-p", str(term.proc.pid), "-o", f"{profile}.{k}",
+                                            "-f", "raw", "-d", "10" if k == 2 else "30", "-r", "50",
+                                            "--nonblocking", "--threads"],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 cpu0 = tree_cpu(term.proc.pid)
                 sent = term.type(f"stream reply {n}")
                 seen_first = term.wait_for(f"Q{n}START".encode(), 120, since=mark)
                 seen_end = term.wait_for(f"Q{n}DONE".encode(), 120, since=mark)
                 cpu = tree_cpu(term.proc.pid) - cpu0
+                if spy is not None:
+                    spy.terminate()
+                    spy.wait()
                 first, last = server.sent.get(n, (seen_first, seen_end))
                 length = last - first
                 tag = "first" if k == 1 else "warm"
@@ -353,6 +364,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=20_000, help="reply size in characters; default 20000")
     parser.add_argument("--chunk", type=int, default=10, help="characters per streamed chunk; default 10")
     parser.add_argument("--rate", type=float, default=200.0, help="chunks per second; default 200")
+    parser.add_argument("--py-spy", metavar="FILE", help="also profile the last round with py-spy "
+                        "(raw collapsed stacks in FILE.1 and FILE.2, one per message)")
     args = parser.parse_args()
     if shutil.which("git") is None:
         print("note: git is not installed; the TUI runs without git context")
@@ -367,7 +380,8 @@ def main() -> None:
         rounds: list[dict[str, float]] = []
         for r in range(args.rounds):
             bare_paint, bare_rss = bare_round(env, ROOT)
-            figures = ours_round(env, server, 10 * (r + 1))
+            figures = ours_round(env, server, 10 * (r + 1),
+                                 args.py_spy if r == args.rounds - 1 else None)
             figures.update(bare_paint=bare_paint, bare_rss_mb=bare_rss)
             rounds.append(figures)
             print(f"round {r + 1}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()), flush=True)
