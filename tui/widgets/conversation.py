@@ -17,11 +17,11 @@ from textual.containers import VerticalScroll
 from textual.widget import AwaitMount, Widget
 
 #: Blocks at the end of the conversation that are always laid out.
-KEEP_SHOWN = 150
+KEEP_SHOWN = 50
 #: Older blocks are hidden in batches of at least this many (one restyle per batch, not per block).
-HIDE_SLACK = 50
+HIDE_SLACK = 25
 #: Blocks shown again each time the view reaches the top of what is shown.
-REVEAL_BATCH = 100
+REVEAL_BATCH = 50
 
 
 class Conversation(VerticalScroll, can_focus=False):
