@@ -114,3 +114,18 @@ async def test_a_focused_block_is_not_hidden(make_app) -> None:
         await pilot.pause()
         assert conversation.hidden_count > 0
         assert focusable.display and app.focused is focusable
+
+
+async def test_reaching_the_top_after_hidden_blocks_were_removed_shows_the_rest(make_app) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        await fill(conversation, 90)
+        await pilot.pause()
+        hidden = conversation.hidden_count
+        await conversation.remove_children(list(conversation.children[hidden - 5:]))
+        await pilot.pause()
+        conversation.to_start()
+        await pilot.pause()
+        assert conversation.hidden_count == 0
+        assert all(block.display for block in conversation.children)

@@ -72,8 +72,9 @@ class Conversation(VerticalScroll, can_focus=False):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value <= 0 < old_value and self.hidden_count and not self.following:
-            first_shown = self.children[self.hidden_count]
-            if self.reveal(REVEAL_BATCH):  # keep the block that was at the top where it was
+            self.hidden_count = min(self.hidden_count, len(self.children))  # blocks may have been removed
+            first_shown = self.children[self.hidden_count] if self.hidden_count < len(self.children) else None
+            if self.reveal(REVEAL_BATCH) and first_shown is not None:  # keep the top block where it was
                 self.call_after_refresh(self.scroll_to_widget, first_shown, animate=False, top=True)
 
     def page(self, pages: int) -> None:
