@@ -118,7 +118,11 @@ def run_task(litellm: Any, request: str) -> tuple[str | None, Any, str, int, flo
 
 
 def main() -> int:
-    verbose = "-v" in sys.argv
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every task's reply")
+    verbose = parser.parse_args().verbose
     from agent.providers.embedded.model import embedded_available
     from agent.providers.embedded.runtime import get_runtime
     from agent.providers.embedded.provider import register_embedded_provider

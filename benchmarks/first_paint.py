@@ -107,7 +107,11 @@ def time_to_output(argv: list[str], markers: list[bytes], env: dict[str, str], t
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=21, help="rounds; default 21")
+    rounds = parser.parse_args().rounds
     opencli = shutil.which("opencli-tui", path=str(Path(sys.executable).parent)) or "opencli-tui"
     with tempfile.TemporaryDirectory() as ws, tempfile.TemporaryDirectory() as data, \
             tempfile.TemporaryDirectory() as pycache:

@@ -166,8 +166,13 @@ async def run(path: Path, lines: int, rounds: int) -> None:
 
 
 def main() -> None:
-    size_mb = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("size_mb", nargs="?", type=int, default=100, help="file size in MB; default 100")
+    parser.add_argument("rounds", nargs="?", type=int, default=3, help="rounds; default 3")
+    args = parser.parse_args()
+    size_mb, rounds = args.size_mb, args.rounds
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tool-output-bench.txt"
         started = time.monotonic()

@@ -274,7 +274,9 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         conversation.follow()
         self.runner.start_turn(text)
         self.attention.turn_started_now()
-        self.main_screen.query_one(StatusBar).activity = "working..."
+        # Until the session is prepared (litellm still importing) the turn waits: say so honestly.
+        self.main_screen.query_one(StatusBar).activity = (
+            "working..." if self.runner.prepared else "connecting to the model...")
 
     async def show_notice(self, message: str, kind: str = "notice") -> None:
         """Add a one-line notice to the conversation (kind: notice, warning, reminder, queued)."""

@@ -80,7 +80,10 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
 
     Returns ``(session, notices)``: an ``agent.runtime.session.AgentSession`` (holding the journal lock
     until ``close()``) and the notices from loading the settings (unknown keys, ignored project
-    keys), one line each. Raises ``StartupError`` with one line for every expected failure."""
+    keys), one line each. Raises ``StartupError`` with one line for every expected failure.
+    Without ``replay`` it first starts litellm's import in a daemon thread (seconds of work that
+    ``session.prepare()`` then waits for less); in the TUI this runs after the first paint, where
+    the import no longer competes with it for the GIL."""
     from agent.config.settings import ConfigError
     from agent.config.loading import load_settings
     from agent.providers.scripted import ReplayError
@@ -88,6 +91,10 @@ def open_session(request: SessionRequest) -> tuple[Any, list[str]]:
     from agent.runtime.build import build_session
     from agent.session.journal import SessionLockedError
 
+    if request.replay is None:  # litellm takes seconds to import: begin now, beside the settings
+        from agent.providers.litellm_loader import start_background_import
+
+        start_background_import()
     notices: list[str] = []
     flags = dict(request.flags)
     if request.replay is not None and flags.get("model") is None:

@@ -158,3 +158,38 @@ def test_a_refused_connection_is_a_network_error_that_names_the_server():
     with pytest.raises(ProviderError) as info:
         list(provider.stream(req, threading.Event()))
     assert info.value.kind == "network" and "http://127.0.0.1:9/v1" in info.value.message
+
+
+def test_a_stream_is_not_logged_per_chunk_nor_priced_as_it_starts(monkeypatch):
+    """Issue 18: litellm's per-chunk success logging is off, and a stream is not priced when it
+    starts (that counted the whole request with litellm's tokenizer); the text and the provider's
+    usage still arrive, and the end of the stream is priced from the usage as before."""
+    litellm = load_litellm()
+    assert litellm.disable_streaming_logging is True
+    import litellm.cost_calculator as cost_calculator
+
+    priced: list[object] = []
+    original = cost_calculator.completion_cost
+
+    def spy(*args, **kwargs):
+        priced.append(kwargs.get("completion_response"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(cost_calculator, "completion_cost", spy)
+    from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+
+    provider = LiteLLMProvider(completion_kwargs={"mock_response": "Hello world"})
+    assembler = ReplyAssembler()
+    for delta in provider.stream(request(), threading.Event()):
+        assembler.add(delta)
+    assert assembler.build("openai/gpt-4.1").content == "Hello world"
+    assert not any(isinstance(response, CustomStreamWrapper) for response in priced)
+    assert len(priced) <= 1  # at most the assembled reply, at the end
+
+
+def test_background_import_loads_litellm_once():
+    from agent.providers import litellm_loader
+
+    thread = litellm_loader.start_background_import()
+    thread.join(60)
+    assert litellm_loader.is_loaded() and load_litellm() is litellm_loader.load_litellm()

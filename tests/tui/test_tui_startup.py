@@ -293,3 +293,29 @@ async def test_a_missing_key_is_said_at_start_under_the_welcome(workspace, ui) -
         assert "'anthropic/claude-sonnet-4-5'" in line and "/model" in line
         assert app.return_code is None
         app.session.close()
+
+
+async def test_a_prompt_sent_while_the_model_connection_starts_says_so(workspace, ui) -> None:
+    """Issue 18: a message sent before ``session.prepare()`` is done (litellm still importing)
+    waits for it, and the status bar says "connecting to the model..." meanwhile, not
+    "working..."; then the turn runs as usual."""
+    session = build_session(workspace, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                            provider=ScriptedProvider([{"content": "the reply"}]), interactive=True)
+    gate = threading.Event()
+    prepare = session.prepare
+
+    def slow_prepare() -> None:
+        assert gate.wait(10), "the test never opened the gate"
+        prepare()
+
+    session.prepare = slow_prepare
+    app = OpenCLIApp(session=session, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await ui.submit(pilot, "hello")
+        status = app.query_one(StatusBar)
+        assert "connecting to the model..." in status.info_text().plain
+        gate.set()
+        await ui.wait_for(pilot, lambda: not app.runner.running, what="the turn")
+        assert "the reply" in " ".join(str(b.text) for b in app.query("AssistantBlock"))
+        assert "connecting" not in status.info_text().plain

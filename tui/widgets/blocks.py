@@ -119,8 +119,11 @@ class AssistantBlock(Widget):
                     await asyncio.wait_for(self._flush_now.wait(), wait)
                 except asyncio.TimeoutError:
                     pass
-            if not self._draw():  # not mounted yet: compose draws the text; wait a little
-                await asyncio.sleep(self.LIVE_INTERVAL_S)
+            if not self._draw():  # not mounted yet: wait for the mount (Textual's event), at most a while
+                try:  # (a fixed 0.1 s sleep here made --continue take 0.1 s or more per assistant message)
+                    await asyncio.wait_for(self._mounted_event.wait(), self.LIVE_INTERVAL_S)
+                except asyncio.TimeoutError:
+                    pass
             self._last_draw = time.monotonic()
 
     def _draw(self) -> bool:

@@ -3,6 +3,12 @@
 Every block goes through ``add``; the pane stays anchored to the bottom while the user has not
 scrolled up (Textual's anchor releases itself when they do; ``follow()`` re-anchors, e.g. when
 the user sends a new prompt).
+
+Long conversations (issue 18): Textual lays out every displayed child of the pane on each layout
+pass, so the cost of an exchange grew with the conversation. While the pane follows the end,
+blocks older than the last ``KEEP_SHOWN`` are hidden (``display: none``: mounted, kept, not laid
+out); scrolling to the top shows the previous ``REVEAL_BATCH`` of them, keeping the view where
+it was, and Ctrl+Home (``to_start``) shows them all. A block holding the focus is never hidden.
 """
 
 from __future__ import annotations
@@ -10,16 +16,66 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.widget import AwaitMount, Widget
 
+#: Blocks at the end of the conversation that are always laid out.
+KEEP_SHOWN = 50
+#: Older blocks are hidden in batches of at least this many (one restyle per batch, not per block).
+HIDE_SLACK = 25
+#: Blocks shown again each time the view reaches the top of what is shown.
+REVEAL_BATCH = 50
+
 
 class Conversation(VerticalScroll, can_focus=False):
-    """Holds the conversation blocks in order."""
+    """Holds the conversation blocks in order; ``hidden_count`` of the first ones are hidden."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.hidden_count = 0
 
     def on_mount(self) -> None:
         self.anchor()
 
+    @property
+    def following(self) -> bool:
+        """True while the pane stays at the end as content arrives."""
+        return self._anchored and not self._anchor_released
+
     def add(self, block: Widget) -> AwaitMount:
         """Mount ``block`` at the end; await the result to know it is mounted."""
-        return self.mount(block)
+        mounted = self.mount(block)
+        self._hide_old()
+        return mounted
+
+    def _hide_old(self) -> None:
+        """While following, hide the blocks before the last ``KEEP_SHOWN`` (once ``HIDE_SLACK``
+        more have piled up)."""
+        children = self.children
+        shown = len(children) - self.hidden_count
+        if shown < KEEP_SHOWN + HIDE_SLACK or not self.following:
+            return
+        focused = self.screen.focused if self.is_attached else None
+        holding = set(focused.ancestors_with_self) if focused is not None else set()
+        end = len(children) - KEEP_SHOWN
+        for block in children[self.hidden_count:end]:
+            if block not in holding:
+                block.display = False
+        self.hidden_count = end
+
+    def reveal(self, count: int | None = None) -> list[Widget]:
+        """Show the last ``count`` hidden blocks (all when None); returns them, oldest first."""
+        start = 0 if count is None else max(0, self.hidden_count - count)
+        blocks = list(self.children[start:self.hidden_count])
+        for block in blocks:
+            block.display = True
+        self.hidden_count = start
+        return blocks
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value and self.hidden_count and not self.following:
+            self.hidden_count = min(self.hidden_count, len(self.children))  # blocks may have been removed
+            first_shown = self.children[self.hidden_count] if self.hidden_count < len(self.children) else None
+            if self.reveal(REVEAL_BATCH) and first_shown is not None:  # keep the top block where it was
+                self.call_after_refresh(self.scroll_to_widget, first_shown, animate=False, top=True)
 
     def page(self, pages: int) -> None:
         """Scroll by ``pages`` screens (negative: up). Scrolling up stops following new content
@@ -29,8 +85,10 @@ class Conversation(VerticalScroll, can_focus=False):
         self.scroll_relative(y=pages * max(1, self.scrollable_content_region.height - 1), animate=False)
 
     def to_start(self) -> None:
-        """Scroll to the first block (and stop following new content)."""
+        """Scroll to the first block (and stop following new content); hidden blocks are shown."""
         self.release_anchor()
+        if self.reveal():
+            self.call_after_refresh(self.scroll_home, animate=False)
         self.scroll_home(animate=False)
 
     def follow(self) -> None:
@@ -40,4 +98,5 @@ class Conversation(VerticalScroll, can_focus=False):
 
     async def clear_blocks(self) -> None:
         """Remove every block."""
+        self.hidden_count = 0
         await self.remove_children()

@@ -1,0 +1,131 @@
+"""A long conversation keeps only its last blocks laid out (issue 18): older blocks are hidden
+while the pane follows the end, come back when the view reaches the top (PageUp, the mouse
+wheel) or with Ctrl+Home, and a focused block is never hidden."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.widgets import conversation as conversation_module
+from tui.widgets.blocks import NoticeBlock, UserBlock
+from tui.widgets.conversation import Conversation
+
+SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def small_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rules with smaller numbers, so a test mounts tens of blocks, not hundreds."""
+    monkeypatch.setattr(conversation_module, "KEEP_SHOWN", 30)
+    monkeypatch.setattr(conversation_module, "HIDE_SLACK", 10)
+    monkeypatch.setattr(conversation_module, "REVEAL_BATCH", 15)
+
+
+async def fill(conversation: Conversation, count: int) -> None:
+    for n in range(count):
+        await conversation.add(UserBlock(f"message number {n}"))
+
+
+def shown(conversation: Conversation) -> list[str]:
+    return [str(block.content) for block in conversation.children if block.display and isinstance(block, UserBlock)]
+
+
+async def test_old_blocks_are_hidden_while_following_and_the_last_ones_stay(make_app) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        await fill(conversation, 90)
+        await pilot.pause()
+        keep = conversation_module.KEEP_SHOWN
+        assert conversation.hidden_count > 0
+        assert len(conversation.children) - conversation.hidden_count <= keep + conversation_module.HIDE_SLACK
+        assert shown(conversation)[-1] == "message number 89"
+        assert "message number 0" not in shown(conversation)
+        assert conversation.scroll_y == conversation.max_scroll_y  # still at the end
+
+
+async def test_page_up_to_the_top_shows_earlier_blocks_without_moving_the_view(make_app, ui) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        await fill(conversation, 90)
+        await pilot.pause()
+        hidden = conversation.hidden_count
+        first_shown = conversation.children[hidden]
+        app.query_one("PromptInput").focus()
+        while conversation.hidden_count == hidden:
+            await pilot.press("pageup")
+            await pilot.pause()
+        assert conversation.hidden_count == max(0, hidden - conversation_module.REVEAL_BATCH)
+        await pilot.pause()
+        await pilot.pause()
+        # The block that was at the top before the earlier ones came back is still at the top.
+        assert 0 <= first_shown.region.y - conversation.content_region.y <= first_shown.styles.margin.top
+        assert conversation.scroll_y > 0
+
+
+async def test_ctrl_home_shows_the_first_message_and_ctrl_end_follows_again(make_app) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        await fill(conversation, 90)
+        await pilot.pause()
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        await pilot.pause()
+        assert conversation.hidden_count == 0
+        assert conversation.scroll_y == 0
+        first = next(b for b in conversation.children if isinstance(b, UserBlock))
+        assert str(first.content) == "message number 0" and first.region.height > 0
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert conversation.following
+        await conversation.add(NoticeBlock("after"))
+        await pilot.pause()
+        assert conversation.scroll_y == conversation.max_scroll_y
+
+
+async def test_nothing_is_hidden_while_the_user_reads_above(make_app) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        await fill(conversation, 20)
+        await pilot.pause()
+        conversation.page(-1)
+        await pilot.pause()
+        assert not conversation.following
+        before = conversation.scroll_y
+        await fill(conversation, 70)
+        await pilot.pause()
+        assert conversation.hidden_count == 0
+        assert conversation.scroll_y == before
+
+
+async def test_a_focused_block_is_not_hidden(make_app) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        focusable = UserBlock("the focused one")
+        focusable.can_focus = True
+        await conversation.add(focusable)
+        focusable.focus()
+        await pilot.pause()
+        await fill(conversation, 90)
+        await pilot.pause()
+        assert conversation.hidden_count > 0
+        assert focusable.display and app.focused is focusable
+
+
+async def test_reaching_the_top_after_hidden_blocks_were_removed_shows_the_rest(make_app) -> None:
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        await fill(conversation, 90)
+        await pilot.pause()
+        hidden = conversation.hidden_count
+        await conversation.remove_children(list(conversation.children[hidden - 5:]))
+        await pilot.pause()
+        conversation.to_start()
+        await pilot.pause()
+        assert conversation.hidden_count == 0
+        assert all(block.display for block in conversation.children)
