@@ -57,3 +57,55 @@ def test_after_tool_hooks_are_still_switched_off_after_three_failures(tmp_path, 
     assert code == 0
     assert [h["verdict"] for h in events if h["type"] == "hook_finished"] == ["error"] * 3 + ["disabled"]
     assert any("switched off for this session" in e["message"] for e in events if e["type"] == "notice")
+
+
+# ------------------------------------------------------------------ rounds after a failing one
+from tests.pipeline.test_verify_headless import edit, repo  # noqa: E402,F401  (repo: a fixture)
+
+
+def test_verify_after_a_failing_round_is_not_skipped_when_the_model_changes_nothing(tmp_path, capsys, repo):
+    code, events, err = headless(tmp_path, capsys, repo, [
+        edit("a - b", "a * b"), {"content": "Fixed."},
+        {"content": "It works now, trust me."},  # round 2: no change, a claim of success
+    ], "--verify")
+    assert code == 5, err
+    hooks = [(h["verdict"], h["message"]) for h in events if h["type"] == "hook_finished"]
+    assert hooks == [("retry", "1 failed · round 1 of 2"), ("fail", "1 failed · round 2 of 2 · no rounds left")]
+    assert events[-1]["type"] == "turn_finished" and events[-1]["stop_reason"] == "verify_failed"
+
+
+def test_refine_points_stand_when_the_next_round_changes_nothing(tmp_path, capsys, repo, isolated_env):
+    (isolated_env / "config.toml").write_text("[pipeline]\nrefine = true\n")
+    code, events, err = headless(tmp_path, capsys, repo, [
+        edit("a - b", "a * b"), {"content": "Fixed."},
+        {"content": "1. add must add, not multiply."},  # refine of round 1
+        {"content": "It is fine as it is."},  # round 2: no change
+    ])
+    assert code == 0, err
+    hooks = [(h["hook"], h["verdict"], h["round"]) for h in events if h["type"] == "hook_finished"]
+    assert hooks == [("refine", "retry", 1), ("refine", "retry", 2)]
+    last = [h for h in events if h["type"] == "hook_finished"][-1]
+    assert "no file changed since: the points stand" in last["message"]
+    assert any("refine asked for another round, but max_rounds = 2 is reached" in e["message"]
+               for e in events if e["type"] == "notice")
+
+
+def test_a_verify_command_that_cannot_run_names_the_setting_to_check_once_in_text_output(tmp_path, capsys, repo,
+                                                                                        isolated_env):
+    (isolated_env / "config.toml").write_text('[verify]\ncommand = "no-such-test-runner -q"\n')
+    code, out, err = headless(tmp_path, capsys, repo, [edit("a - b", "a + b"), {"content": "Fixed."}], "--verify",
+                              fmt="text")
+    assert code == 0, err
+    assert "check verify.command" in out and "set verify.command" not in out
+    assert out.count("could not run") == 1, out
+
+
+def test_a_verify_command_from_the_project_file_is_named_before_it_runs(tmp_path, capsys, repo):
+    (repo / ".opencli.toml").write_text('[verify]\ncommand = "python -m pytest -q tests"\n')
+    code, events, err = headless(tmp_path, capsys, repo, [edit("a - b", "a + b"), {"content": "Fixed."}], "--verify")
+    assert code == 0, err
+    kinds = [(e["type"], e.get("message", "")) for e in events if e["type"] in ("notice", "hook_started")]
+    named = [i for i, (t, m) in enumerate(kinds) if t == "notice" and "`python -m pytest -q tests`" in m
+             and ".opencli.toml" in m]
+    started = next(i for i, (t, _) in enumerate(kinds) if t == "hook_started")
+    assert len(named) == 1 and named[0] < started
