@@ -96,6 +96,7 @@ class TextPrinter:
         self._undeclared: set[str] = set()
         self._pending_error: str | None = None  # held until we know whether it ends the turn
         self._session_id = ""  # the session line waits for the end of the run (flush)
+        self._hook_notices: list[str] = []  # notices since the last hook_started: a verdict line does not repeat them
 
     def _end_stream(self) -> None:
         if self._in_text or self._in_reasoning:
@@ -146,6 +147,7 @@ class TextPrinter:
         elif isinstance(event, (Notice, GuardTriggered)):
             self._end_stream()
             self.console.print(Text(f"! {event.message}", style="yellow"))
+            self._hook_notices.append(event.message)
         elif isinstance(event, ErrorEvent):
             self._end_stream()
             self._pending_error = event.message
@@ -154,11 +156,16 @@ class TextPrinter:
                 self._end_stream()
                 for line in self._plan_changes(event):
                     self.console.print(Text(line, style="magenta"))
+        elif getattr(event, "type", "") == "hook_started":
+            self._hook_notices = []
         elif getattr(event, "type", "") == "hook_finished":  # a pipeline hook's verdict, one line
             self._end_stream()
             failed = event.verdict in ("retry", "fail", "block", "error", "timeout")
             mark = {"accept": "✓", "retry": "✗", "fail": "✗", "block": "⊘"}.get(event.verdict, "–" if not failed else "!")
-            line = f"{mark} {event.hook} · {event.verdict}" + (f": {event.message}" if event.message else "")
+            # a failing hook's notice ("Hook verify failed: ...") already printed its message: not twice
+            repeated = any(n.startswith(f"Hook {event.hook} ") and event.message[:150] in n for n in self._hook_notices)
+            said = f": {event.message}" if event.message and not repeated else ""
+            line = f"{mark} {event.hook} · {event.verdict}{said}"
             self.console.print(Text(f"{line} ({event.duration_s:.1f}s)", style="red" if failed else "dim"))
         elif getattr(event, "type", "").startswith("subagent_") and event.type != "subagent_progress":
             self._end_stream()

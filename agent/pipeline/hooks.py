@@ -1,6 +1,8 @@
 """Hook isolation: each hook run gets its own time limit and worker thread, its exceptions become
 a ``Notice`` and an ``error`` verdict, and a hook that fails three times in a session is switched
-off (``HookRunner``). Every run is announced by ``HookStarted`` and closed by ``HookFinished``.
+off (``HookRunner``), except a fail-closed one (a ``before_tool`` policy gate): it keeps running on
+every call, each failure blocking that call, with one notice at the third failure that it keeps
+blocking calls. Every run is announced by ``HookStarted`` and closed by ``HookFinished``.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ class HookRunner:
 
     ``run(name, event, round, body, emit=..., cancel=..., timeout_s=...)`` returns the
     ``HookOutcome``: the body's, or ``timeout`` past ``timeout_s`` seconds, ``error`` when it raised,
-    ``disabled`` once it has failed ``MAX_FAILURES`` times, ``skipped`` with message ``cancelled``
-    when the user cancelled meanwhile. Never raises.
+    ``disabled`` once it has failed ``MAX_FAILURES`` times (never with ``fail_closed=True``: such a
+    hook runs every time, and its caller blocks on each failure), ``skipped`` with message
+    ``cancelled`` when the user cancelled meanwhile. Never raises.
     """
 
     def __init__(self, max_failures: int = MAX_FAILURES) -> None:
@@ -67,19 +70,21 @@ class HookRunner:
             return self._failures.get(name, 0)
 
     def run(self, name: str, event: str, round_no: int, body: HookBody, *, emit: Emit,
-            cancel: threading.Event, timeout_s: float, key: str | None = None, agent: str = "main") -> HookOutcome:
+            cancel: threading.Event, timeout_s: float, key: str | None = None, agent: str = "main",
+            fail_closed: bool = False) -> HookOutcome:
         """Run ``body`` as hook ``name`` on ``event`` in round ``round_no`` (see the class docstring).
         ``key``: what its failures are counted under when several hooks share a name (default ``name``);
-        ``agent``: whose tool call it is about (the events' ``agent``)."""
+        ``agent``: whose tool call it is about (the events' ``agent``); ``fail_closed``: a policy gate
+        whose failure blocks what it guards, never switched off."""
         key = key or name
         emit(HookStarted(hook=name, event=event, round=round_no, agent=agent))
         started = time.monotonic()
-        if self.disabled(key):
+        if not fail_closed and self.disabled(key):
             outcome = HookOutcome("disabled", f"switched off after {self.max_failures} failures in this session")
         else:
             outcome = self._isolated(name, body, cancel, timeout_s)
             if outcome.verdict in ("error", "timeout"):
-                self._count_failure(key, name, outcome, emit)
+                self._count_failure(key, name, outcome, emit, fail_closed)
         emit(HookFinished(hook=name, event=event, round=round_no, verdict=outcome.verdict,
                           duration_s=round(time.monotonic() - started, 3), message=one_line(outcome.message, 500),
                           detail=outcome.detail, agent=agent))
@@ -117,12 +122,18 @@ class HookRunner:
             return HookOutcome("error", f"{name} returned {type(outcome).__name__}, not a verdict")
         return outcome
 
-    def _count_failure(self, key: str, name: str, outcome: HookOutcome, emit: Emit) -> None:
+    def _count_failure(self, key: str, name: str, outcome: HookOutcome, emit: Emit, fail_closed: bool) -> None:
         with self._lock:
             count = self._failures.get(key, 0) + 1
             self._failures[key] = count
+        if count > self.max_failures:  # a fail-closed hook past its notice: its verdict line says enough
+            return
         what = "failed: " if outcome.verdict == "error" else ""
         emit(Notice(message=f"Hook {name} {what}{one_line(outcome.message, 300)}"))
         if count == self.max_failures:
             shown = name if key == name else f"{name} (`{key.split('#', 1)[-1]}`)"
-            emit(Notice(message=f"Hook {shown} failed {count} times: switched off for this session."))
+            if fail_closed:
+                emit(Notice(message=f"Hook {shown} failed {count} times and keeps failing: it still runs on every "
+                                    "call and blocks each call it fails on. Fix it in your user config."))
+            else:
+                emit(Notice(message=f"Hook {shown} failed {count} times: switched off for this session."))

@@ -98,6 +98,9 @@ class Pipeline:
         self.pre_run_hooks: list[tuple[str, PreRunHook, float]] = []
         self.effort: str | None = None
         self.round = 1
+        #: The built-in hooks that asked for a round in the running turn and have not accepted since:
+        #: hook -> (feedback, one-line summary). A round that changed nothing does not skip them.
+        self._asked: dict[str, tuple[str, str]] = {}
         self._keeper = EffortKeeper()
         self._review_usage = Usage()  # the refine and reflexion calls of the running turn
         self._usage_lock = threading.Lock()
@@ -162,6 +165,7 @@ class Pipeline:
         assert agent is not None
         self._install_gate(agent)
         self.round = 1
+        self._asked = {}
         with self._usage_lock:
             self._review_usage = Usage()
         task = self._pre_run(task, emit, cancel)
@@ -197,6 +201,7 @@ class Pipeline:
             if asked is None:
                 return self._finish(turn, usage, emit)
             hook, feedback, summary = asked
+            self._asked[hook] = (feedback, summary)
             limit = self.host.settings.verify.max_rounds if hook == "verify" else self.host.settings.pipeline.max_rounds
             if self.round >= limit:
                 if hook == "verify":
@@ -266,7 +271,10 @@ class Pipeline:
             return changed
 
         if settings.verify.enabled:
-            outcome = self._run_verify(agent, has_changes(), emit, cancel)
+            # after a failing verify round, "nothing changed" is no pass: the tests run again
+            outcome = self._run_verify(agent, has_changes() or "verify" in self._asked, emit, cancel)
+            if outcome.verdict == "accept":
+                self._asked.pop("verify", None)
             if outcome.verdict in ("retry", "fail"):  # fail: the last round; _rounds ends it as verify_failed
                 return "verify", outcome.value["feedback"], outcome.message.split(" · round")[0]
         if cancel.is_set():
@@ -278,8 +286,18 @@ class Pipeline:
                                       lambda stop: refine(agent, task, turn.final_text, diff, effort, stop,
                                                           self._add_usage, emit),
                                       emit=emit, cancel=cancel, timeout_s=settings.pipeline.hook_timeout_s)
+            if outcome.verdict == "accept":
+                self._asked.pop("refine", None)
             if outcome.verdict == "retry":
                 return "refine", outcome.value["feedback"], outcome.message
+        elif settings.pipeline.refine and "refine" in self._asked:  # its points stand: nothing changed since
+            feedback, summary = self._asked["refine"]
+            stands = HookOutcome("retry", f"{summary.split(' · no file changed')[0]} · no file changed since: the "
+                                 "points stand", value={"feedback": feedback})
+            outcome = self.runner.run("refine", "after_run", self.round, lambda stop: stands, emit=emit,
+                                      cancel=cancel, timeout_s=settings.pipeline.hook_timeout_s)
+            if outcome.verdict == "retry":
+                return "refine", feedback, outcome.message
         hooks = settings.hooks.after_run
         payload = {"event": "after_run", "task": task, "final_text": turn.final_text, "stop_reason": turn.stop_reason,
                    "round": self.round}
@@ -301,6 +319,9 @@ class Pipeline:
         command = self._verify.command()
         refusal = ""
         if changed and command:
+            notice = self._verify.project_notice()
+            if notice:
+                emit(Notice(message=notice))
             refusal = self._permission.check(agent, command, emit, cancel)
         limit = settings.max_rounds
 

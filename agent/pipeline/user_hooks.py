@@ -4,7 +4,8 @@ stdin, each within its ``timeout_s`` and isolated like every hook (``hooks.HookR
 - ``before_tool``: ``{"event": "before_tool", "tool": NAME, "arguments": ..., "call_id": ID,
   "agent": "main" or the sub-agent's id (its ``task`` call id), "mode": "plan" or "act"}``; a
   non-zero exit blocks the call, its stderr (else stdout) is the error result the model sees. It
-  fails closed: a hook that times out or cannot run blocks the call too, with the reason; a cancel
+  fails closed: a hook that times out or cannot run blocks the call too, with the reason, every
+  time (it is never switched off: after 3 failures one notice says it keeps blocking calls); a cancel
   (Esc) while it runs kills it and the call is not run (its result says it was cancelled).
 - ``after_tool``: the same plus ``"output"``, ``"is_error"``, ``"exit_code"``; its verdict is shown only.
 - ``after_run``: ``{"event": "after_run", "task", "final_text", "stop_reason", "round"}``; exit 2
@@ -108,7 +109,7 @@ class UserToolGate:
             if outcome.verdict == "block":
                 return ToolOutput(text=f"Blocked by the user's before_tool hook: {outcome.value}", is_error=True,
                                   outcome="denied")
-            if outcome.verdict in ("error", "timeout"):
+            if outcome.verdict != "accept":  # error, timeout or anything else: fail closed, every time
                 return ToolOutput(text=(f"Blocked: the user's before_tool hook `{hook.command}` failed "
                                         f"({outcome.message}), so the call was not run. Do not retry it unless "
                                         "the user asks."), is_error=True, outcome="denied")
@@ -132,4 +133,4 @@ class UserToolGate:
                                lambda stop: run_user_hook(hook, payload, self.workspace, block_on_failure=block,
                                                           stop=stop),
                                emit=emit, cancel=cancel, timeout_s=hook.timeout_s + 5.0, key=hook_key(event, hook),
-                               agent=agent)
+                               agent=agent, fail_closed=block)

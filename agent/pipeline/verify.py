@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+import tomllib
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config.files import PROJECT_FILE, read_toml
 from ..context.test_runs import summary_counts
 from ..events import Emit, PermissionRequest, ToolView
 from ..messages import ToolCall, new_id
@@ -97,6 +99,29 @@ class VerifyHook:
         self.workspace = Path(workspace)
         self.permission = permission
         self._detected: str | None = None
+        self._project_noticed = False
+
+    def configured(self) -> bool:
+        """True when ``verify.command`` is set (from any config source or the environment)."""
+        return bool(self.settings.command and self.settings.command.strip())
+
+    def project_notice(self) -> str | None:
+        """Once per session: a notice naming the command when it comes from the project's
+        ``.opencli.toml`` (the repository chose what runs), else None. An unreadable file: None
+        (loading the settings reported it)."""
+        if self._project_noticed or not self.configured():
+            return None
+        self._project_noticed = True
+        try:
+            project = read_toml(self.workspace / PROJECT_FILE)
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+            return None
+        section = project.get("verify")
+        wanted = section.get("command") if isinstance(section, dict) else None
+        command = self.command()
+        if not isinstance(wanted, str) or wanted.strip() != command:
+            return None
+        return f"verify runs `{command}`: its command comes from the project's {PROJECT_FILE} (verify.command)."
 
     def command(self) -> str | None:
         """The configured command, else the detected one (detected once), else None."""
@@ -128,8 +153,9 @@ class VerifyHook:
         if output.exit_code in NOT_RUN_EXITS or (output.is_error and output.exit_code is None):
             why = NOT_RUN_EXITS.get(output.exit_code, one_line(output.text, 200))
             code = f"exit {output.exit_code}: " if output.exit_code in NOT_RUN_EXITS else ""
-            return HookOutcome("error", f"`{command}` could not run ({code}{why}); set verify.command; no further "
-                               "round", detail=output.text)
+            fix = "check verify.command" if self.configured() else "set verify.command"
+            return HookOutcome("error", f"`{command}` could not run ({code}{why}); {fix}; no further round",
+                               detail=output.text)
         if not output.is_error and output.exit_code in (0, None):
             counts = summary_counts(output.text)
             return HookOutcome("accept", f"{_label(command)}" + (f" · {counts}" if counts else ""),
