@@ -35,9 +35,10 @@ from ..events import (
 )
 from ..context.truncation.saved_file import safe_call_id
 from ..messages import AssistantMessage, ToolCall, ToolResultMessage, json_loads
-from ..permissions.policy import decide, denial_message
+from ..permissions.policy import decide, denial_message, touches_protected_path
 from ..sandbox.rerun import offer_unsandboxed, should_offer
 from ..sandbox.policy import prompt_text
+from ..sandbox.refusal import git_file_refusal
 from ..tools.base import ToolContext, ToolError, ToolOutput
 from .config import INTERRUPTED_TEXT
 from .guards import STOPPED_RESULT_TEXT, GuardVerdict
@@ -250,6 +251,9 @@ class ToolCallsMixin:
         """The capability restriction and the permission policy for ``call`` (asking the user
         when the policy says so): the error result of a refusal, or None when the call may run."""
         refusal = self._capability_refusal(call.name, tool)
+        if tool is not None and not refusal:  # file tools may not do what the sandbox forbids commands
+            refusal = git_file_refusal(ctx.sandbox, call.name, touches_protected_path(
+                tool.capability, call.parsed_arguments(), self.workspace))
         if refusal:
             return ToolOutput(text=refusal, is_error=True)
         if tool is not None:

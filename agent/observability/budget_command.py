@@ -47,7 +47,11 @@ def apply_budget_command(spending: Spending, args: str) -> str:
     else:
         limit = None if value == "off" else _tokens(value)
         spending.limits(limit, spending.max_cost_usd)
-    return "Budget changed for this session. " + describe_budget(spending)
+    line = "Budget changed for this session. " + describe_budget(spending)
+    reached = spending.exceeded()
+    if reached is not None:
+        line += " The new limit is already reached: the next step stops again."
+    return line
 
 
 def _tokens(text: str) -> int:

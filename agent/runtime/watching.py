@@ -22,8 +22,12 @@ class SessionWatching:
         """Per-turn file checkpoints of this session (``session.checkpoints``)."""
         if self._checkpoints is None:
             from ..session.checkpoints import Checkpoints
+            from ..session.journal import sessions_dir
 
-            self._checkpoints = Checkpoints(self.workspace, self.session_id)
+            # Beside the journals (user data), never in the workspace: a sandboxed command may
+            # write the workspace, and undo writes what its manifest names, unsandboxed.
+            root = sessions_dir(self.workspace) / "checkpoints" / self.session_id
+            self._checkpoints = Checkpoints(self.workspace, self.session_id, root=root)
         return self._checkpoints
 
     def undo(self) -> list[str]:

@@ -37,3 +37,17 @@ def refusal_note(policy: SandboxPolicy, *, interactive: bool) -> str:
     elif not interactive:
         text += " Running it unsandboxed needs `--sandbox off`."
     return text + "]"
+
+
+def git_file_refusal(policy: SandboxPolicy | None, tool_name: str, touches_git: bool) -> str | None:
+    """The error result of a file tool call (``write`` / ``edit``) that would change a file under
+    ``.git/`` (``touches_git``, from ``permissions.policy.touches_protected_path``) while commands
+    run under ``policy``, else None. The sandbox keeps git's config, hooks and info read-only for
+    commands (a hook or ``core.fsmonitor`` planted there would run later, unsandboxed); the file
+    tools follow the same rule, whatever the permission mode, so they are not a way around it."""
+    if policy is None or not policy.available or not touches_git:
+        return None
+    return (f"Refused: {tool_name} would change a file under .git/. While the {policy.mode.value} sandbox is on, "
+            "git's config, hooks and attributes stay read-only (they can run programs on the next git call), "
+            "for commands and file tools alike. git commands themselves (git add, git commit) work; ask the user "
+            "to change the repository's git configuration if the task needs it.")

@@ -26,8 +26,10 @@ def should_offer(output: Any, ctx: Any, permission_mode: str) -> bool:
 
 def prompt_note(policy: Any) -> str:
     """The permission prompt's note for the unsandboxed run of a call ``policy`` refused."""
-    return (f"the {policy.mode.value} sandbox refused this command (a write outside "
-            f"{policy.allowed_text()}); allowing runs it again unsandboxed, once")
+    net = "a network connection, " if not policy.network else ""
+    return (f"the {policy.mode.value} sandbox refused something this command tried (a write outside "
+            f"{policy.allowed_text()}, a change to git's config, hooks or info, {net}or a Unix socket such as "
+            "docker's or ssh-agent's); allowing runs the whole command again unsandboxed, once")
 
 
 #: The first line of a rerun a session grant allowed without asking again.
@@ -45,11 +47,12 @@ def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
     ``grants`` (a ``permissions.rules.PermissionRules`` holding only the session's answers to this
     offer) remembers a ``t`` (``session_tool``: every refused ``tool_name`` call) or ``p``
     (``session_prefix``: refused command lines whose every command starts with the prefix)
-    answer; a later refused call they cover (``grants.check(tool_name, arguments).verdict == "allow"``) runs again
-    unsandboxed at once, with ``GRANTED_HEADER`` first. The grants are not journaled: a resumed
+    answer; a later refused call they cover (``grants.check(tool_name, arguments).verdict == "allow"``, and
+    ``_grant_covers``: never a risky line or one naming ``.git``) runs again unsandboxed at once, with ``GRANTED_HEADER`` first. The grants are not journaled: a resumed
     session asks again."""
     unsandboxed = replace(ctx, sandbox=None)
-    if grants is not None and grants.check(tool_name, arguments).verdict == "allow":
+    if grants is not None and grants.check(tool_name, arguments).verdict == "allow" \
+            and _grant_covers(arguments, ctx.workspace, grants):
         rerun = run(unsandboxed)
         return _rerun_output(rerun, GRANTED_HEADER)
     decision = ask(unsandboxed, prompt_note(ctx.sandbox))
@@ -62,6 +65,18 @@ def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
         elif decision.scope == "session_prefix" and decision.prefix:
             grants.allow_prefix(decision.prefix, tool_name)
     return _rerun_output(run(unsandboxed), RERUN_HEADER)
+
+
+def _grant_covers(arguments: Any, workspace: Any, grants: Any) -> bool:
+    """A session answer never reruns unsandboxed, without asking, a line the risk analysis flags
+    (``permissions.grants.grant_gaps``: deletes, writes out of the workspace, unparsable lines) nor
+    one that names ``.git`` (the sandbox keeps git's config and hooks read-only on purpose)."""
+    from ..permissions.grants import grant_gaps
+
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    if not isinstance(command, str) or ".git" in command:
+        return False
+    return not grant_gaps(command, workspace, grants.session_prefixes)
 
 
 def _rerun_output(rerun: Any, header: str) -> Any:

@@ -1,9 +1,11 @@
 """Per-turn file checkpoints and undo.
 
 Before a turn's first change to a file (a mutating tool call with a ``path`` argument), the file's
-current bytes and permission bits, or the fact that it did not exist, are saved under
-``<workspace>/.opencli/checkpoints/<session_id>/<turn>/`` (the app's own folder, excluded from
-git): one blob per file plus ``manifest.json``. ``undo_last_turn`` puts those bytes back (exactly:
+current bytes and permission bits, or the fact that it did not exist, are saved under ``root``
+(the session uses ``<user data>/sessions/<project>/checkpoints/<session_id>/<turn>/``, beside the
+journals, where no sandboxed command may write): one blob per file plus ``manifest.json``. Undo
+restores only entries inside the workspace and outside ``.git/``, from blobs in the turn's
+folder, whatever a manifest says (a manifest is data, not instructions). ``undo_last_turn`` puts those bytes back (exactly:
 CRLF, encodings and binary content are untouched), deletes files the turn created, and removes the
 checkpoint, so a second undo goes one turn further back. Git history is never touched.
 
@@ -173,8 +175,11 @@ class Checkpoints:
     def _restore(self, entry: dict[str, Any], turn_dir: Path) -> str:
         from ..tools.write import atomic_write
 
-        path = Path(entry["path"])
-        shown = self._show(entry["path"])
+        path = Path(str(entry.get("path", "")))
+        shown = self._show(str(entry.get("path", "")))
+        refused = self._unsafe_entry(entry, path)
+        if refused:
+            return f"not restored: {shown} ({refused})"
         try:
             if entry.get("skipped"):
                 return f"not restored: {shown} ({entry['skipped']})"
@@ -196,6 +201,23 @@ class Checkpoints:
             return f"not restored: {shown} ({exc})"
 
     # ------------------------------------------------------------------------------- helpers
+    def _unsafe_entry(self, entry: dict[str, Any], path: Path) -> str:
+        """Why undo must not act on ``entry`` ('' when it may): its path outside the workspace
+        (after resolving links), under a ``.git`` folder, or a blob name that is not a plain file
+        name of the turn's folder."""
+        if not path.is_absolute():
+            return "not an absolute path in the checkpoint"
+        try:
+            parts = path.parent.resolve().joinpath(path.name).relative_to(self.workspace).parts
+        except (ValueError, OSError, RuntimeError):
+            return "outside the workspace: refused"
+        if ".git" in parts or not parts:
+            return "under .git/: refused"
+        blob = entry.get("blob")
+        if entry.get("existed") and not entry.get("skipped") and (not isinstance(blob, str) or Path(blob).name != blob or blob in ("", ".", "..")):
+            return "bad blob name in the checkpoint: refused"
+        return ""
+
     def _resolve(self, path: str) -> Path | None:
         if not path.strip() or "\x00" in path:
             return None

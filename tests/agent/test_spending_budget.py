@@ -165,7 +165,7 @@ def test_budget_command_shows_and_changes_the_limits():
     assert spending.exceeded() is not None
     line = apply_budget_command(spending, "tokens 2k")
     assert spending.max_tokens == 2000 and spending.exceeded() is None and "1500 tokens of 2000" in line
-    apply_budget_command(spending, "cost $0.20")
+    assert "already reached" in apply_budget_command(spending, "cost $0.20")  # $0.25 spent
     assert spending.max_cost_usd == pytest.approx(0.20) and "spent of --max-cost" in spending.exceeded()
     apply_budget_command(spending, "cost off")
     assert spending.max_cost_usd is None and spending.max_tokens == 2000
