@@ -389,8 +389,10 @@ class ModelCallFinished(_Event):
     error: str = ""
 #: How a hook run ended: ``accept`` (the run is fine), ``retry`` (another round, with ``message`` as
 #: the feedback), ``block`` (a ``before_tool`` hook refused the call), ``error`` (the hook raised or
-#: failed), ``timeout`` (its time limit passed), ``disabled`` (switched off after repeated
-#: failures), ``skipped`` (nothing to do, e.g. verify after a run that changed no file).
+#: failed), ``timeout`` (its time limit passed), ``disabled`` (an after-hook switched off after
+#: repeated failures; a ``before_tool`` hook is never switched off: it fails closed),
+#: ``fail`` (the last round still failed: no rounds left), ``skipped`` (nothing to do, e.g.
+#: verify after a run that changed no file and no earlier failing round).
 HookVerdict = Literal["accept", "retry", "fail", "block", "error", "timeout", "disabled", "skipped"]
 
 
