@@ -39,7 +39,7 @@ GRANTED_HEADER = ("[the sandbox refused the command; the user's session answer a
 
 def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
                       run: Callable[[Any], Any], *, grants: Any = None, tool_name: str = "bash",
-                      arguments: Any = None) -> Any:
+                      arguments: Any = None, covers: Callable[[Any, Any, Any], bool] | None = None) -> Any:
     """Ask (``ask(unsandboxed_ctx, note)`` returns a ``PermissionDecision`` or None when the turn
     was cancelled) and, when allowed, ``run(unsandboxed_ctx)``: returns the new output with
     ``RERUN_HEADER`` first, else ``output`` with ``DECLINED_TEXT`` appended.
@@ -48,11 +48,12 @@ def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
     offer) remembers a ``t`` (``session_tool``: every refused ``tool_name`` call) or ``p``
     (``session_prefix``: refused command lines whose every command starts with the prefix)
     answer; a later refused call they cover (``grants.check(tool_name, arguments).verdict == "allow"``, and
-    ``_grant_covers``: never a risky line or one naming ``.git``) runs again unsandboxed at once, with ``GRANTED_HEADER`` first. The grants are not journaled: a resumed
+    ``covers(arguments, workspace, grants)``, the loop passes ``permissions.grants.rerun_grant_covers``:
+    never a risky line or one naming ``.git``) runs again unsandboxed at once, with ``GRANTED_HEADER`` first. The grants are not journaled: a resumed
     session asks again."""
     unsandboxed = replace(ctx, sandbox=None)
     if grants is not None and grants.check(tool_name, arguments).verdict == "allow" \
-            and _grant_covers(arguments, ctx.workspace, grants):
+            and (covers is None or covers(arguments, ctx.workspace, grants)):
         rerun = run(unsandboxed)
         return _rerun_output(rerun, GRANTED_HEADER)
     decision = ask(unsandboxed, prompt_note(ctx.sandbox))
@@ -65,18 +66,6 @@ def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
         elif decision.scope == "session_prefix" and decision.prefix:
             grants.allow_prefix(decision.prefix, tool_name)
     return _rerun_output(run(unsandboxed), RERUN_HEADER)
-
-
-def _grant_covers(arguments: Any, workspace: Any, grants: Any) -> bool:
-    """A session answer never reruns unsandboxed, without asking, a line the risk analysis flags
-    (``permissions.grants.grant_gaps``: deletes, writes out of the workspace, unparsable lines) nor
-    one that names ``.git`` (the sandbox keeps git's config and hooks read-only on purpose)."""
-    from ..permissions.grants import grant_gaps
-
-    command = arguments.get("command") if isinstance(arguments, dict) else None
-    if not isinstance(command, str) or ".git" in command:
-        return False
-    return not grant_gaps(command, workspace, grants.session_prefixes)
 
 
 def _rerun_output(rerun: Any, header: str) -> Any:

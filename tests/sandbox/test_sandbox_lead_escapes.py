@@ -106,5 +106,7 @@ def _offer(output, ctx, ask, run, grants, command):
         sandbox: object
         workspace: object
 
+    from agent.permissions.grants import rerun_grant_covers
+
     return offer_unsandboxed(output, Ctx(ctx.sandbox, ctx.workspace), ask, run, grants=grants,
-                             arguments={"command": command})
+                             arguments={"command": command}, covers=rerun_grant_covers)

@@ -140,7 +140,7 @@ async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, m
     outside.mkdir()
     monkeypatch.setenv("OPENCLI_SANDBOX__MODE", "workspace-write")
     app, _ = make_app([{"tool_calls": [{"name": "bash", "arguments": {"command": f"echo one > {outside}/1.txt"}}]},
-                       {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo two > {outside}/2.txt"}}]},
+                       {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {outside}/2.txt"}}]},
                        {"content": "ok"}], permission_mode="ask", context_window=200_000)
     finished: list[ToolCallFinished] = []
     offers: list[str] = []
@@ -163,7 +163,7 @@ async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, m
         await ui.wait_turn(pilot, app)
         assert not isinstance(app.screen, PermissionScreen)
     assert ["sandbox refused" in n for n in offers] == [False, True, False], offers
-    assert (outside / "1.txt").read_text() == "one\n" and (outside / "2.txt").read_text() == "two\n"
+    assert (outside / "1.txt").read_text() == "one\n" and (outside / "2.txt").exists()
     first, second = finished
     assert first.output.startswith(RERUN_HEADER) and second.output.startswith(GRANTED_HEADER)
 
