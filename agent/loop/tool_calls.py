@@ -253,9 +253,21 @@ class ToolCallsMixin:
         """The capability restriction and the permission policy for ``call`` (asking the user
         when the policy says so): the error result of a refusal, or None when the call may run."""
         refusal = self._capability_refusal(call.name, tool)
-        if tool is not None and not refusal:  # file tools may not do what the sandbox forbids commands
-            refusal = git_file_refusal(ctx.sandbox, call.name, touches_protected_path(
+        if tool is not None and not refusal and getattr(self.config.permission_mode, "value", "") == "full-auto":
+            # The other modes ask for a .git/ change already (permissions.policy); while the sandbox
+            # keeps .git/ read-only for commands, full-auto's file tools ask too (headless: refused).
+            git_refusal = git_file_refusal(ctx.sandbox, call.name, touches_protected_path(
                 tool.capability, call.parsed_arguments(), self.workspace))
+            if git_refusal and not self.config.interactive:
+                refusal = git_refusal
+            elif git_refusal:
+                decision = self._ask(call, tool, ctx, emit, cancel, note=(
+                    "it changes a file under .git/ (git config and hooks can run programs), which the sandbox "
+                    "keeps read-only for commands"))
+                if decision is None:
+                    return ToolOutput(text=INTERRUPTED_TEXT, is_error=True, outcome="cancelled")
+                if not decision.allow:
+                    return ToolOutput(text=git_refusal, is_error=True, outcome="denied")
         if refusal:
             return ToolOutput(text=refusal, is_error=True)
         if tool is not None:

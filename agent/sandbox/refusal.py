@@ -44,7 +44,8 @@ def git_file_refusal(policy: SandboxPolicy | None, tool_name: str, touches_git: 
     ``.git/`` (``touches_git``, from ``permissions.policy.touches_protected_path``) while commands
     run under ``policy``, else None. The sandbox keeps git's config, hooks and info read-only for
     commands (a hook or ``core.fsmonitor`` planted there would run later, unsandboxed); the file
-    tools follow the same rule, whatever the permission mode, so they are not a way around it."""
+    tools are not a way around it: in full-auto the loop asks the user for such a call (headless:
+    this refusal), the other modes ask already (``permissions.policy``)."""
     if policy is None or not policy.available or not touches_git:
         return None
     return (f"Refused: {tool_name} would change a file under .git/. While the {policy.mode.value} sandbox is on, "

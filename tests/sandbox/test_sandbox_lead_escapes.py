@@ -110,3 +110,25 @@ def _offer(output, ctx, ask, run, grants, command):
 
     return offer_unsandboxed(output, Ctx(ctx.sandbox, ctx.workspace), ask, run, grants=grants,
                              arguments={"command": command}, covers=rerun_grant_covers)
+
+
+@needs_sandbox
+def test_full_auto_asks_before_a_file_tool_changes_git_while_the_sandbox_is_on(tmp_path, monkeypatch):
+    """Interactive full-auto: the .git/ edit asks (the note says why); a denial keeps the file,
+    an approval writes it."""
+    from agent.events import PermissionDecision, PermissionRequest
+
+    monkeypatch.setenv("OPENCLI_SANDBOX__MODE", "workspace-write")
+    hook = {"name": "write", "arguments": {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}}
+    session, _ = make_session(tmp_path, [{"tool_calls": [hook]}, {"tool_calls": [hook]}, {"content": "done"}],
+                              interactive=True)
+    subprocess.run(["git", "init", "-q"], cwd=session.workspace, check=True)
+    answers = iter([PermissionDecision(allow=False), PermissionDecision(allow=True)])
+    rec = Recorder()
+    notes: list[str] = []
+    rec.hooks.append((PermissionRequest, lambda e: (notes.append(e.note), e.reply.set_result(next(answers)))))
+    session.run_turn("plant it", rec, threading.Event())
+    denied, allowed = rec.of(ToolCallFinished)
+    assert denied.is_error and "Refused" in denied.output and not allowed.is_error
+    assert all("under .git/" in n for n in notes) and len(notes) == 2
+    assert (session.workspace / ".git" / "hooks" / "pre-commit").read_text() == "#!/bin/sh\n"
