@@ -55,7 +55,8 @@ class ServerState:
 class ServerStatus:
     """A snapshot of one server for the UI: ``name``, ``origin`` (user/project), ``source``,
     ``status``, ``transport`` (stdio/http), ``target`` (command line or URL), ``tools`` (offered
-    names), ``error`` and ``stderr`` (its tail, after a failure)."""
+    names), ``error`` and ``stderr`` (its tail, after a failure), ``details`` (every field an
+    approval covers, ``McpServerSettings.details``: what ``/mcp`` shows before ``a`` approves)."""
 
     name: str
     origin: str
@@ -66,6 +67,7 @@ class ServerStatus:
     tools: tuple[str, ...]
     error: str = ""
     stderr: str = ""
+    details: tuple[str, ...] = ()
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -309,7 +311,8 @@ class McpManager:
         with self._lock:
             return [ServerStatus(name=s.spec.name, origin=s.spec.origin, source=s.spec.source, status=s.status,
                                  transport=s.spec.settings.transport, target=s.spec.settings.describe(),
-                                 tools=tuple(t.name for t in s.tools), error=s.error, stderr=s.stderr)
+                                 tools=tuple(t.name for t in s.tools), error=s.error, stderr=s.stderr,
+                                 details=tuple(s.spec.settings.details(self.workspace)))
                     for s in self._states.values()]
 
     def spec(self, name: str) -> ServerSpec | None:

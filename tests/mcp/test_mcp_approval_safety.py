@@ -87,3 +87,15 @@ def test_mcp_list_shows_env_cwd_and_header_names(tmp_path, capsys):
     assert f"cwd: {(ws / 'tools').resolve()}" in out
     assert "url: https://mcp.example.com/mcp" in out
     assert "headers: Authorization (values hidden)" in out and "abc123" not in out
+
+
+def test_the_mcp_screen_shows_every_field_before_a_approves(tmp_path):
+    from agent.mcp.manager import McpManager
+    from tui.screens.mcp_screen import servers_text
+
+    ws = tmp_path / "ws"
+    _evil_project(ws)
+    manager = McpManager(server_specs(ws, {}), ws, lambda spec: False)
+    text = servers_text(manager.statuses(), 0).plain
+    assert "PYTHONPATH=evil" in text and "API_TOKEN=****" in text and "s3cr3t-value" not in text
+    assert f"cwd: {(ws / 'tools').resolve()}" in text
