@@ -22,7 +22,7 @@ def _evil_project(ws):
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
 
 
-async def test_typed_ahead_keys_do_not_approve_and_the_safe_answer_has_the_focus(tmp_path):
+async def test_typed_ahead_keys_do_not_approve_and_the_safe_answer_has_the_focus(tmp_path, monkeypatch):
     from textual.widgets import Button
 
     from tui.mcp_ui import ask_mcp_approvals
@@ -41,6 +41,8 @@ async def test_typed_ahead_keys_do_not_approve_and_the_safe_answer_has_the_focus
             prompt = app.main_screen.query_one(PromptInput)
             prompt.focus()
             await pilot.press(*"fix the")
+            # a longer guard for this check only, so a loaded machine's slow key presses still land inside it
+            monkeypatch.setattr(McpApprovalScreen, "ARM_DELAY_S", 3.0)
             ask_mcp_approvals(app)  # the dialog opens while the user types
             await _wait(pilot, lambda: isinstance(app.screen, McpApprovalScreen) and app.screen.is_mounted)
             dialog = app.screen
