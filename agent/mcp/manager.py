@@ -243,6 +243,17 @@ class McpManager:
         except (FutureTimeout, FutureCancelled, Exception):  # noqa: BLE001
             future.cancel()
 
+    def _await_end(self, state: ServerState, wait_s: float = STOP_WAIT_S) -> None:
+        """Wait (at most ``wait_s`` seconds) until the server's task ended after its connection
+        closed, so its status and notice are set (and its tools gone) when the call returns."""
+        future = state.future
+        if future is None:
+            return
+        try:
+            future.result(timeout=wait_s)
+        except (FutureTimeout, FutureCancelled, Exception):  # noqa: BLE001 - only waiting for the end
+            pass
+
     def close(self) -> None:
         """Stop every server (at most ``STOP_WAIT_S`` seconds in all) and the loop."""
         for state in self._states.values():
@@ -356,6 +367,7 @@ class McpManager:
                                 "called now and its tools are removed from the next request.") from None
             except Exception as exc:  # noqa: BLE001 - McpError and transport errors reach the model
                 if "Connection closed" in str(exc):
+                    self._await_end(state)  # the failure is recorded before the next request is built
                     raise ToolError(f"MCP server {server} closed its connection during the call of {tool} "
                                     "(it may have crashed); its tools are removed.") from None
                 raise ToolError(f"MCP server {server} answered {tool} with an error: {_describe_error(exc)}") from None
