@@ -16,8 +16,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-#: Server names: letters, digits, ``_`` and ``-`` (they become part of tool names).
-SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+#: Server names: letters, digits, ``_`` and ``-``, no ``__`` and no ``_`` at either end (they become
+#: part of tool names, ``mcp__<server>__<tool>``: the first ``__`` must end the server's name, so two
+#: servers can never make the same tool name).
+SERVER_NAME_RE = re.compile(r"^(?!_)(?!.*__)[A-Za-z0-9_-]{1,40}(?<!_)$")
 #: Environment variable names whose values are masked when shown (case-insensitive parts).
 SECRET_NAME_RE = re.compile(r"TOKEN|KEY|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE",
                             re.IGNORECASE)
@@ -101,5 +103,5 @@ class McpSettings(BaseModel):
     def _names(cls, servers: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
         for name in servers:
             if not SERVER_NAME_RE.match(name):
-                raise ValueError(f"server name {name!r} may hold only letters, digits, _ and - (at most 40)")
+                raise ValueError(f"server name {name!r} may hold only letters, digits, _ and - (at most 40; no __, no _ at either end)")
         return servers

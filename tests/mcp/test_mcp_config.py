@@ -153,5 +153,10 @@ def test_a_server_name_with_other_characters_is_refused_as_the_readme_says(isola
     notices: list[str] = []
     assert server_specs(tmp_path, load_settings(tmp_path, {}, notices).mcp.servers, notices) == []
     assert any("mcpServers.a.b: a server name may hold only letters, digits, _ and -" in n for n in notices)
+    for bad in ("a__b", "_a", "a_"):  # server a + tool b__c would clash with server a__b + tool c
+        config.write_text(f'[mcp.servers.{bad}]\ncommand = "{sys.executable}"\n')
+        with pytest.raises(ConfigError, match="no __"):
+            load_settings(tmp_path, {}, [])
+    config.write_text("")
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert "Server names may hold only letters, digits, `_` and `-`" in readme
