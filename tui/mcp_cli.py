@@ -1,7 +1,9 @@
 """``opencli-tui mcp list|approve|revoke [NAME]``: the project's MCP servers from the command line.
 
 ``list`` prints each configured server (user and project) with where it comes from, what it
-runs and, for a project server, whether it is approved for this project; nothing is started.
+runs and, for a project server, whether it is approved for this project, then, indented, every
+field an approval covers (command, args, resolved cwd, env with secret-looking values masked;
+url and header names: ``McpServerSettings.details``); nothing is started.
 ``approve NAME`` remembers the approval of a project server (``agent.mcp.approvals``), after
 printing what it runs; ``revoke NAME`` forgets it. Exit codes: 0 done, 2 a usage or config error
 (an unknown name, a user server given to approve, an invalid config).
@@ -41,6 +43,7 @@ def run_mcp_command(workspace: Path, action: str, name: str | None) -> int:
                 state = "approved" if approvals.is_approved(workspace, spec) else "needs approval"
                 state = f"{spec.source}, {state}"
             print(f"{spec.name}\t{spec.settings.transport}\t{state}\t{spec.settings.describe()}")
+            _print_details(spec, workspace)
         return 0
     if not name:
         print(f"opencli-tui: error: mcp {action} needs the server's NAME", file=sys.stderr)
@@ -59,4 +62,11 @@ def run_mcp_command(workspace: Path, action: str, name: str | None) -> int:
         return EXIT_USAGE
     approvals.approve(workspace, spec)
     print(f"Approved MCP server {name} for this project ({spec.source}): {spec.settings.describe()}")
+    _print_details(spec, workspace)
     return 0
+
+
+def _print_details(spec, workspace: Path) -> None:
+    """Every field the approval covers, indented under the server's line (``details``)."""
+    for line in spec.settings.details(workspace):
+        print(f"    {line}")

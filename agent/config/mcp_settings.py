@@ -11,11 +11,25 @@ Project servers (``.opencli.toml``, ``.mcp.json``) use the same model but are re
 from __future__ import annotations
 
 import re
+import shlex
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-#: Server names: letters, digits, ``_`` and ``-`` (they become part of tool names).
-SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+#: Server names: letters, digits, ``_`` and ``-``, no ``__`` and no ``_`` at either end (they become
+#: part of tool names, ``mcp__<server>__<tool>``: the first ``__`` must end the server's name, so two
+#: servers can never make the same tool name).
+SERVER_NAME_RE = re.compile(r"^(?!_)(?!.*__)[A-Za-z0-9_-]{1,40}(?<!_)$")
+#: Environment variable names whose values are masked when shown (case-insensitive parts).
+SECRET_NAME_RE = re.compile(r"TOKEN|KEY|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE",
+                            re.IGNORECASE)
+MASK = "****"
+
+
+def shown_value(name: str, value: str) -> str:
+    """``value`` of variable ``name`` as shown to the user: ``****`` when the name looks secret
+    (``SECRET_NAME_RE``: *TOKEN*, *KEY*, *SECRET*, *PASSWORD*, ...), else the value quoted for a shell."""
+    return MASK if SECRET_NAME_RE.search(name) else shlex.quote(value)
 
 
 class McpServerSettings(BaseModel):
@@ -49,10 +63,34 @@ class McpServerSettings(BaseModel):
     def describe(self) -> str:
         """One line saying what runs: the command line (stdio) or the URL (HTTP)."""
         if self.command:
-            import shlex
-
             return shlex.join([self.command, *self.args])
         return str(self.url)
+
+    def resolved_cwd(self, workspace: Path) -> Path:
+        """The folder a stdio server starts in: ``cwd`` (``~`` expanded; a relative one is taken
+        from ``workspace``), or ``workspace`` itself when unset; made absolute."""
+        if not self.cwd:
+            return Path(workspace).resolve()
+        return (Path(workspace) / Path(self.cwd).expanduser()).resolve()
+
+    def details(self, workspace: Path) -> list[str]:
+        """Every field an approval covers, one ``"key: value"`` line each (what decides what runs):
+        stdio: ``command``, ``args`` (shell-quoted), ``cwd`` (resolved against ``workspace``) and
+        each ``env`` variable (``NAME=value``; a secret-looking name's value is ``****``);
+        HTTP: ``url`` and the names of the ``headers`` (their values are never shown)."""
+        if self.command:
+            lines = [f"command: {shlex.quote(self.command)}",
+                     f"args: {shlex.join(self.args) if self.args else '(none)'}",
+                     f"cwd: {self.resolved_cwd(workspace)}"]
+            if self.env:
+                lines += [f"env: {name}={shown_value(name, value)}" for name, value in sorted(self.env.items())]
+            else:
+                lines.append("env: (none added)")
+            return lines
+        lines = [f"url: {self.url}"]
+        lines.append("headers: " + (", ".join(sorted(self.headers)) if self.headers else "(none)")
+                     + (" (values hidden)" if self.headers else ""))
+        return lines
 
 
 class McpSettings(BaseModel):
@@ -65,5 +103,5 @@ class McpSettings(BaseModel):
     def _names(cls, servers: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
         for name in servers:
             if not SERVER_NAME_RE.match(name):
-                raise ValueError(f"server name {name!r} may hold only letters, digits, _ and - (at most 40)")
+                raise ValueError(f"server name {name!r} may hold only letters, digits, _ and - (at most 40; no __, no _ at either end)")
         return servers

@@ -136,7 +136,7 @@ class ServerConnection:
 
             params = StdioServerParameters(command=settings.command, args=list(settings.args),
                                            env=dict(settings.env) or None,
-                                           cwd=str(Path(settings.cwd).expanduser()) if settings.cwd else str(self.workspace))
+                                           cwd=str(settings.resolved_cwd(self.workspace)))
             errlog = stack.enter_context(open(self.stderr_path, "a", encoding="utf-8"))
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
             return read, write

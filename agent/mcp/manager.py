@@ -24,7 +24,7 @@ from typing import Any, Callable, Literal
 
 from ..tools.base import ToolError
 from .connection import ServerConnection, ServerGone
-from .naming import tool_name
+from .naming import unique_names
 from .project import ServerSpec
 
 Status = Literal["needs approval", "disabled", "starting", "ready", "failed", "stopped"]
@@ -55,7 +55,8 @@ class ServerState:
 class ServerStatus:
     """A snapshot of one server for the UI: ``name``, ``origin`` (user/project), ``source``,
     ``status``, ``transport`` (stdio/http), ``target`` (command line or URL), ``tools`` (offered
-    names), ``error`` and ``stderr`` (its tail, after a failure)."""
+    names), ``error`` and ``stderr`` (its tail, after a failure), ``details`` (every field an
+    approval covers, ``McpServerSettings.details``: what ``/mcp`` shows before ``a`` approves)."""
 
     name: str
     origin: str
@@ -66,6 +67,7 @@ class ServerStatus:
     tools: tuple[str, ...]
     error: str = ""
     stderr: str = ""
+    details: tuple[str, ...] = ()
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -98,6 +100,8 @@ class McpManager:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._tools_cache: tuple[int, list] | None = None
+        #: Every tool name offered this session -> its server (a call after a crash names it).
+        self._offered: dict[str, str] = {}
         #: Called (any thread) after a server's status changed; the UI refreshes its /mcp view.
         self.on_change: Callable[[], None] | None = None
 
@@ -165,9 +169,14 @@ class McpManager:
     def _ready(self, state: ServerState, tools: list) -> None:
         from .tool import McpTool
 
-        made = [McpTool(self, state.spec.name, info, tool_name(state.spec.name, info.name),
-                        state.spec.settings.call_timeout_s) for info in sorted(tools, key=lambda t: t.name)]
+        ordered = sorted(tools, key=lambda t: t.name)
+        names, clashes = unique_names(state.spec.name, [info.name for info in ordered])
+        made = [McpTool(self, state.spec.name, info, name, state.spec.settings.call_timeout_s)
+                for info, name in zip(ordered, names)]
         with self._lock:
+            self._notices.extend(clashes)
+            for tool in made:
+                self._offered[tool.name] = state.spec.name
             state.tools, state.status = made, "ready"
             self.generation += 1
             self._lock.notify_all()
@@ -234,6 +243,17 @@ class McpManager:
         except (FutureTimeout, FutureCancelled, Exception):  # noqa: BLE001
             future.cancel()
 
+    def _await_end(self, state: ServerState, wait_s: float = STOP_WAIT_S) -> None:
+        """Wait (at most ``wait_s`` seconds) until the server's task ended after its connection
+        closed, so its status and notice are set (and its tools gone) when the call returns."""
+        future = state.future
+        if future is None:
+            return
+        try:
+            future.result(timeout=wait_s)
+        except (FutureTimeout, FutureCancelled, Exception):  # noqa: BLE001 - only waiting for the end
+            pass
+
     def close(self) -> None:
         """Stop every server (at most ``STOP_WAIT_S`` seconds in all) and the loop."""
         for state in self._states.values():
@@ -275,6 +295,22 @@ class McpManager:
             self._tools_cache = (self.generation, out)
             return list(out)
 
+    def unavailable_message(self, name: str) -> str | None:
+        """Why tool ``name``, offered earlier this session, cannot be called now (its server
+        crashed, failed or was stopped: the message says which, with its error); None for a
+        name no server of this session offered, or whose server is ready again."""
+        with self._lock:
+            server = self._offered.get(name)
+            state = self._states.get(server) if server else None
+            if state is None or state.status == "ready":
+                return None
+            if state.status == "failed":
+                why = f"crashed or failed ({state.error})" if state.error else "crashed or failed"
+            else:
+                why = f"is {state.status}"
+            return (f"MCP server {server} {why}; its tool {name} is no longer available. Go on without it "
+                    "(the user can restart the server with /mcp).")
+
     def take_notices(self) -> list[str]:
         """Notices since the last call (failures with their stderr tail), oldest first."""
         with self._lock:
@@ -286,7 +322,8 @@ class McpManager:
         with self._lock:
             return [ServerStatus(name=s.spec.name, origin=s.spec.origin, source=s.spec.source, status=s.status,
                                  transport=s.spec.settings.transport, target=s.spec.settings.describe(),
-                                 tools=tuple(t.name for t in s.tools), error=s.error, stderr=s.stderr)
+                                 tools=tuple(t.name for t in s.tools), error=s.error, stderr=s.stderr,
+                                 details=tuple(s.spec.settings.details(self.workspace)))
                     for s in self._states.values()]
 
     def spec(self, name: str) -> ServerSpec | None:
@@ -312,7 +349,9 @@ class McpManager:
         loop = self._loop
         if state is None or conn is None or loop is None or state.status != "ready":
             status = state.status if state is not None else "unknown"
-            raise ToolError(f"MCP server {server} is not running ({status}); its tools cannot be called now.")
+            how = "crashed or failed" if status == "failed" else "is not running"
+            error = f": {state.error}" if state is not None and status == "failed" and state.error else ""
+            raise ToolError(f"MCP server {server} {how} ({status}{error}); its tools cannot be called now.")
         sent: list = []
         future = asyncio.run_coroutine_threadsafe(conn.call(tool, arguments, sent), loop)
         while True:
@@ -324,9 +363,11 @@ class McpManager:
             except FutureCancelled:
                 raise CallCancelled(f"the call of {tool} was cancelled") from None
             except ServerGone as exc:
-                raise ToolError(f"MCP server {server}: {exc}") from None
+                raise ToolError(f"MCP server {server} crashed or stopped ({exc}); its tool {tool} cannot be "
+                                "called now and its tools are removed from the next request.") from None
             except Exception as exc:  # noqa: BLE001 - McpError and transport errors reach the model
                 if "Connection closed" in str(exc):
+                    self._await_end(state)  # the failure is recorded before the next request is built
                     raise ToolError(f"MCP server {server} closed its connection during the call of {tool} "
                                     "(it may have crashed); its tools are removed.") from None
                 raise ToolError(f"MCP server {server} answered {tool} with an error: {_describe_error(exc)}") from None

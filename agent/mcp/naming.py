@@ -4,7 +4,8 @@ A tool ``query`` of server ``db`` is offered as ``mcp__db__query`` (the conventi
 Code and Codex CLI). Providers accept function names matching ``^[a-zA-Z0-9_-]{1,64}$`` (OpenAI,
 Anthropic; Gemini also allows ``.`` and ``:`` but is stricter on the first character), so every
 other character becomes ``_`` and a name longer than 64 characters is cut, with a short hash of
-the full name appended so two long names stay distinct.
+the full name appended so two long names stay distinct. Two tools of one server that still
+make the same name (``do.it`` and ``do_it``) are told apart by a suffix (``unique_names``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,38 @@ def tool_name(server: str, tool: str) -> str:
         return name
     digest = hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
     return f"{name[:MAX_NAME_CHARS - 9]}_{digest}"
+
+
+def unique_names(server: str, tools: list[str]) -> tuple[list[str], list[str]]:
+    """Offered names for ``tools`` (raw tool names of ``server``, in the order given) that are
+    all distinct, and a notice for each clash. The first tool of each ``tool_name`` keeps it; a
+    later tool whose name sanitises to a taken one (``do.it`` and ``do_it``) gets ``_2``, ``_3``...
+    (the name cut so it stays within 64 characters), the first suffix no other tool has. Returns
+    ``(names, notices)``: ``names[i]`` is the name of ``tools[i]``."""
+    natural = [tool_name(server, tool) for tool in tools]
+    taken: set[str] = set()
+    names: list[str | None] = []
+    for name in natural:
+        names.append(None if name in taken else name)
+        taken.add(name)
+    notices: list[str] = []
+    for index, name in enumerate(names):
+        if name is not None:
+            continue
+        base = natural[index]
+        number = 2
+        while True:
+            suffix = f"_{number}"
+            candidate = base[:MAX_NAME_CHARS - len(suffix)] + suffix
+            if candidate not in taken:
+                break
+            number += 1
+        taken.add(candidate)
+        names[index] = candidate
+        first = tools[natural.index(base)]
+        notices.append(f"MCP server {server}: the tools {first!r} and {tools[index]!r} both make the name {base}; "
+                       f"{tools[index]!r} is offered as {candidate}.")
+    return [n for n in names if n is not None], notices
 
 
 def split_name(name: str) -> tuple[str, str] | None:

@@ -94,7 +94,7 @@ def server_specs(workspace: Path, user_servers: dict[str, McpServerSettings],
     for source, name, raw in _read_entries(Path(workspace), notices):
         key = f"{source} mcp{'Servers' if source == MCP_JSON else '.servers'}.{name}"
         if not SERVER_NAME_RE.match(str(name)):
-            notices.append(f"{key}: a server name may hold only letters, digits, _ and -; ignored.")
+            notices.append(f"{key}: a server name may hold only letters, digits, _ and - (no __, no _ at either end); ignored.")
             continue
         if name in specs:
             if specs[name].origin == "user":

@@ -43,6 +43,10 @@ class McpTool(Tool):
     offered name (``naming.tool_name``); calls go through ``manager`` (``McpManager.call``)."""
 
     truncates_output = True
+    #: What a call stopped at its time limit (``call_timeout_s``) is told (``limits.over_limit_text``).
+    limit_advice = ("The MCP server did not answer in time. Do not repeat the same call at once: try smaller "
+                    "arguments (less data per call), another tool, or go on without it; the user can raise "
+                    "call_timeout_s of this server or restart it with /mcp.")
     #: Shared by sub-agents as it is (it holds no per-call state).
     shared_instance = True
 

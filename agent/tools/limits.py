@@ -24,22 +24,27 @@ STOP_GRACE_S = 5.0
 POLL_S = 0.05
 
 
-def over_limit_text(name: str, limit_s: float, still_running: bool) -> str:
-    """The result text of a call stopped at its time limit."""
+#: What a call stopped at its limit is told to do next, unless its tool says otherwise.
+DEFAULT_ADVICE = "Narrow the call (a smaller path, a more specific pattern) instead of repeating it."
+
+
+def over_limit_text(name: str, limit_s: float, still_running: bool, advice: str | None = None) -> str:
+    """The result text of a call stopped at its time limit (``limit_s`` seconds); ``advice`` (a
+    tool's ``limit_advice``) replaces ``DEFAULT_ADVICE``."""
     tail = " (it did not stop in time and was abandoned)" if still_running else ""
-    return (f"stopped: over the {limit_s:g} s limit of {name}{tail}. Narrow the call (a smaller path, "
-            "a more specific pattern) instead of repeating it.")
+    return f"stopped: over the {limit_s:g} s limit of {name}{tail}. {advice or DEFAULT_ADVICE}"
 
 
 def run_with_limit(run: Callable[[ToolContext], ToolOutput], ctx: ToolContext, *, name: str,
-                   limit_s: float | None) -> ToolOutput:
+                   limit_s: float | None, advice: str | None = None) -> ToolOutput:
     """Call ``run(inner_ctx)`` in a worker thread and return its output, or stop waiting.
 
     ``inner_ctx`` is ``ctx`` with a cancel event of its own and ``time_limit_s = limit_s``
     (seconds; None or 0 = no limit). When ``ctx.cancel`` is set, the inner event is set and the
     tool's own result is returned if it ends within ``STOP_GRACE_S`` seconds (bash reports what
     the command printed), else a cancelled result. At the deadline the inner event is set, the
-    tool gets the same grace, and an error result says which limit was exceeded. Exceptions
+    tool gets the same grace, and an error result says which limit was exceeded (with ``advice``,
+    see ``over_limit_text``). Exceptions
     raised by ``run`` (while it was waited for) are raised again here."""
     stop = threading.Event()
     inner = replace(ctx, cancel=stop, time_limit_s=limit_s or None)
@@ -70,7 +75,7 @@ def run_with_limit(run: Callable[[ToolContext], ToolOutput], ctx: ToolContext, *
         worker.join(STOP_GRACE_S)
     still_running = worker.is_alive()
     if reason == "limit":
-        return ToolOutput(text=over_limit_text(name, limit_s or 0.0, still_running), is_error=True)
+        return ToolOutput(text=over_limit_text(name, limit_s or 0.0, still_running, advice), is_error=True)
     if reason == "cancelled" and (still_running or "output" not in box):
         tail = " (it did not stop in time and was abandoned)" if still_running else ""
         return ToolOutput(text=f"[cancelled by user: {name} was stopped{tail}]", is_error=True,

@@ -145,7 +145,8 @@ class ToolRegistry:
     Besides its own tools a registry may hold one tool *source* (``attach_source``: the MCP
     servers, ``agent.mcp.manager.McpManager``): an object with ``tools()`` (its current tools, in
     a stable order), ``generation`` (an int bumped whenever that list changes), ``settle()`` and
-    ``take_notices()``. Its tools come after the registered ones; a source tool whose name a
+    ``take_notices()``, and optionally ``unavailable_message(name)`` (why a tool it offered
+    earlier is gone: used instead of "unknown tool"). Its tools come after the registered ones; a source tool whose name a
     registered tool has is left out."""
 
     def __init__(self, tools: Iterable[Tool]) -> None:
@@ -231,7 +232,8 @@ class ToolRegistry:
         try:
             args = parse_arguments(call, tool)
             output = run_with_limit(lambda inner: tool.run(args, inner), ctx, name=tool.name,
-                                    limit_s=tool.time_limit_s(args, ctx))
+                                    limit_s=tool.time_limit_s(args, ctx),
+                                    advice=getattr(tool, "limit_advice", None))
             if not isinstance(output, ToolOutput):
                 raise TypeError(f"{tool.name}.run returned {type(output).__name__}, not ToolOutput")
         except ToolError as exc:
@@ -259,6 +261,10 @@ class ToolRegistry:
         return output if clean is text else output.model_copy(update={"text": clean})
 
     def _unknown_message(self, name: str) -> str:
+        explain = getattr(self.source, "unavailable_message", None)
+        gone = explain(name) if explain is not None else None
+        if gone:  # a source's tool whose server stopped: say so, not "unknown tool"
+            return gone
         available = ", ".join(self.names())
         lowered = {n.lower(): n for n in self._tools}
         close = lowered.get(name.strip().lower()) or next(

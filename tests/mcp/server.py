@@ -5,7 +5,8 @@ Tools: ``lookup`` (read-only), ``delete_item`` (destructive), ``fail`` (an error
 ``hang`` (sleeps until cancelled; writes ``cancelled`` to ``$MCP_TEST_MARKER`` when the client's
 cancellation reaches it), ``big`` (100 KB of text), ``crash`` (the process exits), ``picture``
 (an image and a resource link). ``$MCP_TEST_STDERR`` is printed to stderr at start; with
-``$MCP_TEST_EXIT`` set the server exits at once (a server that fails to start).
+``$MCP_TEST_EXIT`` set the server exits at once (a server that fails to start); with
+``$MCP_TEST_CLASH`` set it also has ``do.it`` and ``do_it`` (names that sanitise to one).
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> FastMCP:
         """An image and a resource link."""
         return [Image(data=b"\x89PNG" + b"\0" * 2044, format="png"),
                 ResourceLink(type="resource_link", name="notes", uri="file:///tmp/notes.txt", mimeType="text/plain")]
+
+    if os.environ.get("MCP_TEST_CLASH"):  # two names that sanitise to one offered name
+        server.add_tool(lambda: "dot", name="do.it", description="Made do_it too.")
+        server.add_tool(lambda: "underscore", name="do_it", description="Also do_it.")
 
     return server
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -138,3 +139,24 @@ def test_headless_run_with_a_replay_file_calls_an_mcp_tool(isolated_env, tmp_pat
     done = [e for e in events if e["type"] == "tool_call_finished"]
     assert done[0]["name"] == "mcp__t__lookup" and done[0]["output"] == "value of q (limit 3)"
     assert events[-1]["type"] == "turn_finished" and events[-1]["stop_reason"] == "done"
+
+
+def test_a_server_name_with_other_characters_is_refused_as_the_readme_says(isolated_env, tmp_path):
+    from agent.mcp.project import server_specs
+
+    config = Path(os.environ["OPENCLI_CONFIG"])
+    config.write_text(f'[mcp.servers."a.b"]\ncommand = "{sys.executable}"\n')
+    with pytest.raises(ConfigError, match="letters, digits, _ and -"):
+        load_settings(tmp_path, {}, [])
+    config.write_text("")
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"a.b": {"command": "x"}}}')
+    notices: list[str] = []
+    assert server_specs(tmp_path, load_settings(tmp_path, {}, notices).mcp.servers, notices) == []
+    assert any("mcpServers.a.b: a server name may hold only letters, digits, _ and -" in n for n in notices)
+    for bad in ("a__b", "_a", "a_"):  # server a + tool b__c would clash with server a__b + tool c
+        config.write_text(f'[mcp.servers.{bad}]\ncommand = "{sys.executable}"\n')
+        with pytest.raises(ConfigError, match="no __"):
+            load_settings(tmp_path, {}, [])
+    config.write_text("")
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "Server names may hold only letters, digits, `_` and `-`" in readme

@@ -165,8 +165,8 @@ def test_esc_cancels_the_hanging_call_and_the_server_is_told(mcp_session, tmp_pa
     session.run_turn("go", events, cancel)
     assert time.monotonic() - began < 12
     assert finished(events)[0].result.outcome == "cancelled"
-    deadline = time.monotonic() + 3
-    while not marker.exists() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.read_text() == "cancelled"
 
@@ -179,8 +179,8 @@ def test_the_call_time_limit_stops_the_hanging_call(mcp_session, tmp_path):
     result = finished(run(session))[0]
     assert time.monotonic() - began < 8
     assert result.result.outcome == "error" and "over the 0.5 s limit of mcp__t__hang" in result.output
-    deadline = time.monotonic() + 3
-    while not marker.exists() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.read_text() == "cancelled"
 
@@ -262,3 +262,39 @@ def test_the_context_breakdown_counts_mcp_definitions_per_server(mcp_session):
     assert server == "t" and count == len(NAMES) and 0 < tokens < breakdown.tokens("tool definitions")
     note = next(row[3] for row in breakdown.rows if row[0] == "tool definitions")
     assert f"MCP t {tokens:,} tok ({count} tools)" in note
+
+
+def test_tools_whose_names_clash_both_stay_with_distinct_names_and_a_notice(mcp_session):
+    replies = [{"tool_calls": [{"name": "mcp__t__do_it", "arguments": {}}, {"name": "mcp__t__do_it_2", "arguments": {}}]},
+               {"content": "done"}]
+    session, provider = mcp_session(replies, entry=server_entry(env={"MCP_TEST_CLASH": "1"}))
+    events = run(session)
+    names = [t["function"]["name"] for t in provider.requests[0].tools]
+    assert "mcp__t__do_it" in names and "mcp__t__do_it_2" in names
+    assert [f.output for f in finished(events)] == ["dot", "underscore"]  # do.it first: the tool order
+    assert any("'do.it' and 'do_it'" in n.message and "mcp__t__do_it_2" in n.message for n in events.of(Notice))
+
+
+def test_unique_names_keep_the_64_character_limit_and_are_deterministic():
+    from agent.mcp.naming import unique_names
+
+    long = "y" * 70
+    names, notices = unique_names("ab", ["do.it", "do_it", "do-it", long + ".", long + "_"])
+    assert names[:3] == ["mcp__ab__do_it", "mcp__ab__do_it_2", "mcp__ab__do-it"]
+    assert len(set(names)) == 5 and all(len(n) <= 64 for n in names) and names[4].endswith("_2")
+    assert len(notices) == 2 and unique_names("ab", ["do.it", "do_it"])[0] == names[:2]
+
+
+def test_a_call_timeout_gives_mcp_advice(mcp_session):
+    session, _ = mcp_session([call("mcp__t__hang", {}), {"content": "ok"}], entry=server_entry(call_timeout_s=0.5))
+    output = finished(run(session))[0].output
+    assert "did not answer in time" in output and "smaller path" not in output
+
+
+def test_a_call_after_its_server_crashed_in_the_same_reply_says_so(mcp_session):
+    replies = [{"tool_calls": [{"name": "mcp__t__crash", "arguments": {}},
+                               {"name": "mcp__t__lookup", "arguments": {"key": "k"}}]}, {"content": "went on"}]
+    session, _ = mcp_session(replies)
+    second = finished(run(session))[1].output
+    assert "unknown tool" not in second
+    assert "MCP server t" in second and "crashed" in second

@@ -32,7 +32,7 @@ def _app(ws, replies, **settings):
 
 
 async def test_the_project_server_is_asked_about_and_approved(tmp_path):
-    from tui.screens.confirm import ConfirmScreen
+    from tui.screens.mcp_approval import McpApprovalScreen
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -41,8 +41,9 @@ async def test_the_project_server_is_asked_about_and_approved(tmp_path):
     app, session = _app(ws, [{"content": "hi"}])
     try:
         async with app.run_test() as pilot:
-            await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await _wait(pilot, lambda: isinstance(app.screen, McpApprovalScreen))
             assert "MCP server 'proj'" in app.screen.question and str(SERVER) in app.screen.question
+            await pilot.pause(McpApprovalScreen.ARM_DELAY_S + 0.1)  # keys are ignored at first
             await pilot.press("y")
             await _wait(pilot, lambda: [s.status for s in session.mcp_statuses()] == ["ready"])
     finally:

@@ -1,5 +1,6 @@
 """``/mcp``: the session's MCP servers in a modal screen: each server's name, status, where it
-comes from, what it runs and its tools (or, after a failure, the error and the end of its
+comes from, what it runs (for a project server: every field its approval
+covers, env values of secret-looking names masked) and its tools (or, after a failure, the error and the end of its
 stderr). Up/Down select a server; ``r`` restarts it (in a thread: stopping one takes up to a few
 seconds), ``a`` approves a project server that waits for approval (remembered for this project);
 Esc or q closes. The list refreshes twice a second while the screen is open.
@@ -35,7 +36,11 @@ def servers_text(statuses: list[Any], selected: int) -> Text:
         out.append(mark + status.name, style="bold")
         out.append(f"  {status.status}", style=_STATUS_STYLE.get(status.status, ""))
         out.append(f"  ({status.origin}: {status.source}, {status.transport})\n", style="dim")
-        out.append(f"    {status.target}\n", style="dim")
+        if status.origin == "project" and status.details:  # all that its approval covers
+            for line in status.details:
+                out.append(f"    {line}\n", style="dim")
+        else:
+            out.append(f"    {status.target}\n", style="dim")
         if status.tools:
             out.append(f"    {len(status.tools)} tools: " + ", ".join(status.tools) + "\n")
         if status.error:
