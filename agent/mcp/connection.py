@@ -30,7 +30,23 @@ STDERR_TAIL_CHARS = 1500
 _SENT_IDS: contextvars.ContextVar[list | None] = contextvars.ContextVar("mcp_sent_ids", default=None)
 
 
-class _RecordingWriter:
+class _StreamProxy:
+    """A stream wrapper: entering, leaving and every other attribute go to ``self._inner``."""
+
+    _inner: Any
+
+    async def __aenter__(self) -> "_StreamProxy":
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _RecordingWriter(_StreamProxy):
     """The session's write stream, noting the id of each ``tools/call`` request a call task sends."""
 
     def __init__(self, inner: Any) -> None:
@@ -43,18 +59,7 @@ class _RecordingWriter:
             ids.append(root.id)
         await self._inner.send(message)
 
-    async def __aenter__(self) -> "_RecordingWriter":
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class _WatchedReader:
+class _WatchedReader(_StreamProxy):
     """The session's read stream, calling ``on_end`` once the server's stream ends."""
 
     def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
@@ -76,17 +81,6 @@ class _WatchedReader:
             return await self.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> "_WatchedReader":
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
 
 class ServerGone(Exception):
     """The server stopped (crashed, closed the connection) or never started; the message says how."""

@@ -18,6 +18,17 @@ SIZE = (120, 36)
 WIDE = (170, 36)
 
 
+def record_finished_calls(app, finished: list) -> None:
+    """Wrap the session agent's ``run_turn`` so every ``ToolCallFinished`` lands in ``finished``."""
+    original = app.session.agent.run_turn
+
+    def run_turn(prompt, emit, cancel, **kwargs):
+        return original(prompt, lambda e: (finished.append(e) if isinstance(e, ToolCallFinished) else None,
+                                           emit(e)), cancel, **kwargs)
+
+    app.session.agent.run_turn = run_turn
+
+
 def bar_text(app) -> str:
     return str(app.query_one("#status-info").render())
 
@@ -101,13 +112,7 @@ async def test_refused_command_is_offered_unsandboxed_and_runs_only_after_approv
     finished: list[ToolCallFinished] = []
     async with app.run_test(size=SIZE) as pilot:
         await ui.wait_prepared(pilot, app)
-        original = app.session.agent.run_turn
-
-        def run_turn(prompt, emit, cancel, **kwargs):
-            return original(prompt, lambda e: (finished.append(e) if isinstance(e, ToolCallFinished) else None,
-                                               emit(e)), cancel, **kwargs)
-
-        app.session.agent.run_turn = run_turn
+        record_finished_calls(app, finished)
         await ui.submit(pilot, "make it")
         await ui.wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what="the first prompt")
         assert app.screen.sandbox == "runs sandboxed (workspace-write)"
@@ -146,13 +151,7 @@ async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, m
     offers: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await ui.wait_prepared(pilot, app)
-        original = app.session.agent.run_turn
-
-        def run_turn(prompt, emit, cancel, **kwargs):
-            return original(prompt, lambda e: (finished.append(e) if isinstance(e, ToolCallFinished) else None,
-                                               emit(e)), cancel, **kwargs)
-
-        app.session.agent.run_turn = run_turn
+        record_finished_calls(app, finished)
         await ui.submit(pilot, "make them")
         for expected in ("first", "offer", "second"):
             await ui.wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what=f"the {expected} prompt")
