@@ -48,9 +48,6 @@ class LoopConfig:
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     #: Allow/deny rules and "allow for this session" answers (``permissions.rules``); None = none.
     permission_rules: Any = None
-    #: The session's answers to "run it again unsandboxed?" (a ``PermissionRules`` holding only
-    #: ``t`` / ``p`` grants, ``sandbox.rerun.offer_unsandboxed``); None = ask every time.
-    rerun_grants: Any = None
     #: The ``agent.sandbox.SandboxPolicy`` bash commands run under (None = unsandboxed), and the
     #: read-only one of the planning pass (None: no sandbox, so Plan mode has no bash).
     sandbox: Any = None

@@ -35,7 +35,6 @@ from ..events import (
 )
 from ..context.truncation.saved_file import safe_call_id
 from ..messages import AssistantMessage, ToolCall, ToolResultMessage, json_loads
-from ..permissions.grants import rerun_grant_covers
 from ..permissions.policy import decide, denial_message, touches_protected_path
 from ..sandbox.rerun import offer_unsandboxed, should_offer
 from ..sandbox.policy import prompt_text
@@ -239,9 +238,7 @@ class ToolCallsMixin:
         output = self.registry.execute(call, ctx)
         if should_offer(output, ctx, self.config.permission_mode):  # the sandbox refused: ask to run unsandboxed
             output = offer_unsandboxed(output, ctx, lambda c, note: self._ask(call, tool, c, emit, cancel, note=note),
-                                       lambda c: self.registry.execute(call, c), grants=self.config.rerun_grants,
-                                       tool_name=call.name, arguments=call.parsed_arguments(),
-                                       covers=rerun_grant_covers)
+                                       lambda c: self.registry.execute(call, c))
         if gate is not None:
             gate.after(call, output, emit, cancel, self)
         if self.checkpoints is not None and tool is not None:  # remember what the agent left (undo)

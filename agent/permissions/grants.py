@@ -125,14 +125,3 @@ def grant_gap_note(tool_name: str, gaps: list[str]) -> str:
     """The sentence the permission prompt shows for ``grant_gaps``' answer."""
     return f"the session grant for {tool_name} does not cover risky commands: " + "; ".join(gaps)
 
-
-def rerun_grant_covers(arguments: object, workspace: Path, grants: object) -> bool:
-    """Whether a session answer to the unsandboxed-rerun offer (``grants``: a ``PermissionRules``
-    of those answers) may rerun this refused call without asking: never a line the risk analysis
-    flags (``grant_gaps``: deletes, writes out of the workspace, unparsable lines) nor one that
-    names ``.git`` (the sandbox keeps git's config and hooks read-only on purpose).
-    ``arguments``: the decoded call arguments (``command`` is read)."""
-    command = arguments.get("command") if isinstance(arguments, dict) else None
-    if not isinstance(command, str) or ".git" in command:
-        return False
-    return not grant_gaps(command, Path(workspace), getattr(grants, "session_prefixes", []))

@@ -80,7 +80,6 @@ class AgentBuilding:
             retry=RetryPolicy(max_retries=s.max_retries, max_retry_time_s=s.max_retry_time),
             compaction=s.compaction,
             permission_rules=self.permission_rules,
-            rerun_grants=self.rerun_grants,
             sandbox=self.act_sandbox(),
             plan_sandbox=self.plan_sandbox(),
         )

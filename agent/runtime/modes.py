@@ -29,19 +29,6 @@ class SessionModes:
             self._permission_rules = rules
         return self._permission_rules
 
-    @property
-    def rerun_grants(self):
-        """The session's ``t`` / ``p`` answers to the offer to run a command the sandbox refused
-        again unsandboxed (``permissions.rules.PermissionRules`` without config rules); kept when
-        the model changes, not journaled (a resumed session asks again), dropped by a new
-        conversation."""
-        if self._rerun_grants is None or self._rerun_grants_for != self.session_id:
-            from ..permissions.rules import PermissionRules
-
-            self._rerun_grants = PermissionRules()
-            self._rerun_grants_for = self.session_id
-        return self._rerun_grants
-
     def set_permission_mode(self, mode: "PermissionMode | str") -> PermissionMode:
         """Switch the permission mode now (the running loop's config and the settings), journal
         it, and return it."""

@@ -114,8 +114,6 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
         self._plans: "PlanController | None" = None  # Plan mode state, created on first use
         self._prepare_lock = threading.Lock()
         self._permission_rules = None  # permissions.rules.PermissionRules, created on first use
-        self._rerun_grants = None  # answers to "run it again unsandboxed?" (``rerun_grants``)
-        self._rerun_grants_for: str | None = None
         self._dirty_at_start: set[str] | None = None  # git's changed paths when the session started
 
     # ---------------------------------------------------------------------------------- facts

@@ -29,42 +29,25 @@ def prompt_note(policy: Any) -> str:
     net = "a network connection, " if not policy.network else ""
     return (f"the {policy.mode.value} sandbox refused something this command tried (a write outside "
             f"{policy.allowed_text()}, a change to git's config, hooks or info, {net}or a Unix socket such as "
-            "docker's or ssh-agent's); allowing runs the whole command again unsandboxed, once")
-
-
-#: The first line of a rerun a session grant allowed without asking again.
-GRANTED_HEADER = ("[the sandbox refused the command; the user's session answer allows running such commands "
-                  "again unsandboxed:]")
+            "docker's or ssh-agent's); allowing runs the whole command again unsandboxed, once (every "
+            "unsandboxed rerun asks: t and p count as once here)")
 
 
 def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
-                      run: Callable[[Any], Any], *, grants: Any = None, tool_name: str = "bash",
-                      arguments: Any = None, covers: Callable[[Any, Any, Any], bool] | None = None) -> Any:
+                      run: Callable[[Any], Any]) -> Any:
     """Ask (``ask(unsandboxed_ctx, note)`` returns a ``PermissionDecision`` or None when the turn
     was cancelled) and, when allowed, ``run(unsandboxed_ctx)``: returns the new output with
     ``RERUN_HEADER`` first, else ``output`` with ``DECLINED_TEXT`` appended.
 
-    ``grants`` (a ``permissions.rules.PermissionRules`` holding only the session's answers to this
-    offer) remembers a ``t`` (``session_tool``: every refused ``tool_name`` call) or ``p``
-    (``session_prefix``: refused command lines whose every command starts with the prefix)
-    answer; a later refused call they cover (``grants.check(tool_name, arguments).verdict == "allow"``, and
-    ``covers(arguments, workspace, grants)``, the loop passes ``permissions.grants.rerun_grant_covers``:
-    never a risky line or one naming ``.git``) runs again unsandboxed at once, with ``GRANTED_HEADER`` first. The grants are not journaled: a resumed
-    session asks again."""
+    Every unsandboxed rerun asks: a session answer (``t`` / ``p``) counts as once here. A
+    remembered answer was tried and taken back: no analysis of a command line can tell what a
+    refused command would do unsandboxed (``python3 -c`` deletes, ``$(git rev-parse --git-path
+    hooks)``, ``cd .gi?``), so only the user's look at each command decides."""
     unsandboxed = replace(ctx, sandbox=None)
-    if grants is not None and grants.check(tool_name, arguments).verdict == "allow" \
-            and (covers is None or covers(arguments, ctx.workspace, grants)):
-        rerun = run(unsandboxed)
-        return _rerun_output(rerun, GRANTED_HEADER)
     decision = ask(unsandboxed, prompt_note(ctx.sandbox))
     if decision is None or not decision.allow:
         reason = f" The user said: {decision.reason.strip()}" if decision is not None and decision.reason.strip() else ""
         return output.model_copy(update={"text": f"{output.text}\n{DECLINED_TEXT}{reason}"})
-    if grants is not None:
-        if decision.scope == "session_tool":
-            grants.allow_tool(tool_name)
-        elif decision.scope == "session_prefix" and decision.prefix:
-            grants.allow_prefix(decision.prefix, tool_name)
     return _rerun_output(run(unsandboxed), RERUN_HEADER)
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 from agent.events import ToolCallFinished
-from agent.permissions.rules import PermissionRules
-from agent.sandbox.rerun import GRANTED_HEADER, offer_unsandboxed
+from agent.sandbox.rerun import RERUN_HEADER, offer_unsandboxed
 from agent.session.checkpoints import Checkpoints
 from agent.tools.base import ToolOutput
 from tests.helpers import Recorder, make_session
@@ -74,42 +74,30 @@ def test_file_tools_may_not_change_git_config_while_the_sandbox_is_on(tmp_path, 
     assert not (session.workspace / ".git" / "hooks" / "pre-commit").exists()
 
 
-def test_a_session_rerun_answer_never_covers_a_risky_line_or_one_naming_git(tmp_path):
-    grants = PermissionRules()
-    grants.allow_tool("bash")
-    policy = SimpleNamespace(mode=SimpleNamespace(value="workspace-write"), network=True,
+def test_every_unsandboxed_rerun_asks_even_after_a_session_answer(tmp_path):
+    """A ``t`` (session) answer to the rerun offer counts as once: the next refused command asks
+    again (a tester got around every line analysis: python3 -c deletes, $(git rev-parse ...))."""
+    from agent.events import PermissionDecision
+
+    policy = SimpleNamespace(mode=SimpleNamespace(value="workspace-write"), network=False,
                              allowed_text=lambda: "the workspace")
-    ctx = SimpleNamespace(sandbox=policy, workspace=tmp_path)
-    asked: list[str] = []
-
-    def ask(_ctx, note):
-        asked.append(note)
-        return None  # the user cancels: nothing runs
-
-    def run(_ctx):
-        return ToolOutput(text="ran")
-
-    refused = ToolOutput(text="Permission denied")
-    for command in ("rm -f /tmp/other/sentinel.txt", "cp h.sh .git/hooks/post-checkout"):
-        out = _offer(refused, ctx, ask, run, grants, command)
-        assert out.text.startswith("Permission denied"), command  # asked, not rerun
-    assert len(asked) == 2
-    out = _offer(refused, ctx, ask, run, grants, "touch /tmp/other/made.txt")
-    assert out.text.startswith(GRANTED_HEADER) and len(asked) == 2
-
-
-def _offer(output, ctx, ask, run, grants, command):
-    from dataclasses import dataclass
 
     @dataclass
     class Ctx:
         sandbox: object
         workspace: object
 
-    from agent.permissions.grants import rerun_grant_covers
+    asked: list[str] = []
 
-    return offer_unsandboxed(output, Ctx(ctx.sandbox, ctx.workspace), ask, run, grants=grants,
-                             arguments={"command": command}, covers=rerun_grant_covers)
+    def ask(_ctx, note):
+        asked.append(note)
+        return PermissionDecision(allow=True, scope="session_tool")
+
+    for command in ("touch /tmp/other/a1", "python3 -c 'import os; os.remove(\"/tmp/other/s\")'"):
+        out = offer_unsandboxed(ToolOutput(text="Permission denied"), Ctx(policy, tmp_path), ask,
+                                lambda _ctx: ToolOutput(text="ran"))
+        assert out.text.startswith(RERUN_HEADER), command
+    assert len(asked) == 2 and all("every unsandboxed rerun asks" in n and "a network connection" in n for n in asked)
 
 
 @needs_sandbox

@@ -134,11 +134,11 @@ async def test_refused_command_is_offered_unsandboxed_and_runs_only_after_approv
 
 
 @needs_sandbox
-async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, monkeypatch, tmp_path) -> None:
-    """``t`` on the offer to run a refused command unsandboxed: the next command the sandbox
-    refuses runs again unsandboxed without a second offer (its result says the session answer
-    allowed it); a new conversation asks again."""
-    from agent.sandbox.rerun import GRANTED_HEADER
+async def test_every_unsandboxed_rerun_asks_a_session_answer_counts_as_once(make_app, ui, monkeypatch,
+                                                                            tmp_path) -> None:
+    """``t`` on the offer to run a refused command unsandboxed counts as once: the next command
+    the sandbox refuses is offered again (no line analysis can tell what a refused command would
+    do unsandboxed), and the prompt says so."""
     from tui.screens.permission import PermissionScreen
 
     outside = tmp_path / "outside"
@@ -153,7 +153,7 @@ async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, m
         await ui.wait_prepared(pilot, app)
         record_finished_calls(app, finished)
         await ui.submit(pilot, "make them")
-        for expected in ("first", "offer", "second"):
+        for expected in ("first", "offer", "second", "second offer"):
             await ui.wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what=f"the {expected} prompt")
             note = app.screen.note
             offers.append(note)
@@ -161,10 +161,11 @@ async def test_a_session_answer_to_the_rerun_offer_is_remembered(make_app, ui, m
             await pilot.pause()
         await ui.wait_turn(pilot, app)
         assert not isinstance(app.screen, PermissionScreen)
-    assert ["sandbox refused" in n for n in offers] == [False, True, False], offers
+    assert ["sandbox refused" in n for n in offers] == [False, True, False, True], offers
+    assert "t and p count as once here" in offers[1]
     assert (outside / "1.txt").read_text() == "one\n" and (outside / "2.txt").exists()
     first, second = finished
-    assert first.output.startswith(RERUN_HEADER) and second.output.startswith(GRANTED_HEADER)
+    assert first.output.startswith(RERUN_HEADER) and second.output.startswith(RERUN_HEADER)
 
 
 @needs_sandbox
