@@ -48,9 +48,6 @@ def offer_unsandboxed(output: Any, ctx: Any, ask: Callable[[Any, str], Any],
     if decision is None or not decision.allow:
         reason = f" The user said: {decision.reason.strip()}" if decision is not None and decision.reason.strip() else ""
         return output.model_copy(update={"text": f"{output.text}\n{DECLINED_TEXT}{reason}"})
-    return _rerun_output(run(unsandboxed), RERUN_HEADER)
-
-
-def _rerun_output(rerun: Any, header: str) -> Any:
-    return rerun.model_copy(update={"text": f"{header}\n{rerun.text}",
+    rerun = run(unsandboxed)
+    return rerun.model_copy(update={"text": f"{RERUN_HEADER}\n{rerun.text}",
                                     "metadata": {**rerun.metadata, "sandbox": "off", "rerun_unsandboxed": True}})
