@@ -10,8 +10,9 @@ a ``turn_finished`` after each pair) is written into a temporary data folder. Th
    ended and the screen has refreshed, for
 
    - a new session: exchanges 1-10 (the conversation holds at most ~20 messages): "at 10";
-   - the N-message session resumed (``--continue`` shows the last ``MAX_REBUILT_MESSAGES``
-     messages), then 10 exchanges: "at N";
+   - the N-message session resumed (``--continue`` draws the last
+     ``resume_backfill.FIRST_SHOWN_MESSAGES`` messages, the rest when scrolled to), then 10
+     exchanges: "at N";
    - with ``--live``: the same, but with every one of the N messages mounted (as a chat that grew
      to N messages in one sitting would have), then 10 exchanges: "at N, live".
 
@@ -158,22 +159,22 @@ def main() -> None:
         started = time.perf_counter()
         session_id = write_session(ws, args.messages)
         print(f"wrote a {args.messages}-message session in {time.perf_counter() - started:.1f} s", flush=True)
-        from tui import resume_view
+        from tui import resume_backfill
 
-        shown = resume_view.MAX_REBUILT_MESSAGES
+        shown = resume_backfill.FIRST_SHOWN_MESSAGES
         rows: dict[str, list[float]] = {}
         for r in range(args.rounds):
             variants = [("at 10", None, shown), (f"at {args.messages}", session_id, shown)]
             if args.live:
                 variants.append((f"at {args.messages}, live", session_id, args.messages + 10))
             for label, resume, limit in variants:
-                resume_view.MAX_REBUILT_MESSAGES = limit
+                resume_backfill.FIRST_SHOWN_MESSAGES = limit
                 figures = run_exchanges(ws, resume, 10)
                 rows.setdefault(label + " cpu", []).append(median([c for c, _ in figures]))
                 rows.setdefault(label + " wall", []).append(median([w for _, w in figures]))
                 print(f"round {r + 1} {label}: CPU {rows[label + ' cpu'][-1] * 1000:.0f} ms, "
                       f"wall {rows[label + ' wall'][-1] * 1000:.0f} ms per exchange", flush=True)
-            resume_view.MAX_REBUILT_MESSAGES = shown
+            resume_backfill.FIRST_SHOWN_MESSAGES = shown
         cont: list[dict[str, float]] = []
         if not args.skip_continue:
             replay = Path(tmp) / "replay.json"

@@ -42,11 +42,13 @@ class AroundLoopEvents:
 
     # -- sub-agents (the timeline above the prompt, tui/widgets/subagent_timeline.py) -------------
     def subagent_timeline(self) -> Any:
-        """The timeline of the conversation's screen, or None (a screen without one)."""
+        """The timeline of the conversation's screen (one of the screen's own children), or None
+        (a screen without one). Only the screen's children are looked at: a query over the whole
+        DOM grew with the conversation, and a resumed session asks once per user message."""
         from .widgets.subagent_timeline import SubagentTimeline
 
         try:
-            found = self.conversation.screen.query(SubagentTimeline)
+            found = self.conversation.screen.query_children(SubagentTimeline)
         except Exception:  # noqa: BLE001 - not mounted on a screen (yet)
             return None
         return found.first() if found else None

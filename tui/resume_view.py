@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from agent.config.settings import PermissionMode
 from agent.events import ReasoningDelta, ReminderInjected, TextDelta, ToolCallFinished, ToolCallStarted
 
+from . import resume_backfill
 from .session_commands import forget_undone
 from .watching import stop_watching
 
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
     from .event_handler import EventHandler
     from .session_api import UISession
 
-#: Messages of a resumed session redrawn as blocks (older ones are summarised in one notice).
+#: Messages of a followed sub-agent's journal redrawn as blocks (tui/subagent_follow.py; older
+#: ones are summarised in one notice). A resumed session draws its last screenful and the rest
+#: when scrolled to (tui/resume_backfill.py).
 MAX_REBUILT_MESSAGES = 400
 
 
@@ -116,7 +119,9 @@ def shown_by_rebuild(session: "UISession", line: str) -> bool:
 async def rebuild_conversation(app: "OpenCLIApp") -> None:
     """Clear the conversation pane and redraw the session's resumed messages as blocks (user
     prompts, assistant text, reasoning, tool calls with their results and reminder marks); the
-    message that started an approved plan becomes the live "Plan approved" notice."""
+    message that started an approved plan becomes the live "Plan approved" notice. Only about the
+    last ``resume_backfill.FIRST_SHOWN_MESSAGES`` are drawn now; the pane gets an ``EarlierMessages`` loader
+    (``Conversation.earlier``) that draws the others when the view reaches the top."""
     from .widgets.blocks import NoticeBlock, WelcomeBlock
     from .widgets.conversation import Conversation
     from .widgets.status_bar import StatusBar
@@ -139,19 +144,25 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     await conversation.add(WelcomeBlock(session.workspace.name, session.model))
     resumed = session.resumed
     messages = list(resumed.messages) if resumed is not None else []
-    hidden = max(0, len(messages) - MAX_REBUILT_MESSAGES)
     count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
-    await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count}"
-                                       + (f"; the first {hidden} are not shown)" if hidden else ")")))
+    first = resume_backfill.first_shown(resumed.records, resume_backfill.FIRST_SHOWN_MESSAGES) if resumed else 0
+    earlier = "; scroll up for the earlier ones" if first else ""
+    await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count}{earlier})"))
     if resumed is None:
         return
     for warning in resumed.warnings:
         await conversation.add(NoticeBlock(warning, kind="warning"))
-    replay = _Replay(session, resumed, handler, hidden)
-    for record in resumed.records:
+    header = conversation.children[-1]  # earlier messages are drawn under it, when scrolled to
+    records = resumed.records
+    replay = _Replay(session, resumed, handler, 0,
+                     first_record=resume_backfill.records_before(resume_backfill.message_positions(records), first))
+    for record in records:
         await replay.record(record)
     await handler.close_open_blocks()  # calls without a saved result: the session stopped there
     conversation.scroll_end(animate=False)
+    if first > 0:
+        conversation.earlier = resume_backfill.EarlierMessages(app, resumed, header, first)
+        conversation.run_worker(conversation.fill_view(), group="earlier")
 
 
 class _Replay:
@@ -160,21 +171,33 @@ class _Replay:
     text, reasoning and tool events; plan records the sidebar checklist and the approval and
     discard lines; compaction records their marks; a turn that ended otherwise than done its stop
     line; an undo its line and the sidebar's changed files. Records before the first shown
-    message (``hidden`` messages are skipped) only update the sidebar."""
+    message (the first ``hidden`` messages, and every record before index ``first_record``)
+    only update the sidebar. With ``backfill`` (a batch of earlier messages drawn under the
+    header, tui/resume_backfill.py) records draw blocks only: the sidebar and the sub-agent
+    timeline are left as the first pass made them."""
 
-    def __init__(self, session: "UISession", resumed: "LoadedSession", handler: "EventHandler", hidden: int) -> None:
+    def __init__(self, session: "UISession", resumed: "LoadedSession", handler: "EventHandler", hidden: int,
+                 *, first_record: int = 0, backfill: bool = False) -> None:
         self.session, self.resumed, self.handler = session, resumed, handler
         self.hidden = hidden
+        #: Records before this index are not drawn either (the records between the last hidden
+        #: message and the first shown one belong to an earlier batch, tui/resume_backfill.py).
+        self.first_record = first_record
+        self.index = -1  # index of the record being read
+        #: Drawing a batch of earlier messages (tui/resume_backfill.py): blocks only; the sidebar
+        #: and the sub-agent timeline already show what the records did.
+        self.backfill = backfill
         self.seen = 0  # message records read so far
         self.turn_over = True  # a user message after a turn's end starts a new turn (the timeline clears)
 
     @property
     def shown(self) -> bool:
-        return self.seen > self.hidden
+        return self.seen > self.hidden and self.index >= self.first_record
 
     async def record(self, record: object) -> None:
         from agent.session.records import CompactionRecord, EventRecord, MessageRecord, PlanRecord, SubagentRecord
 
+        self.index += 1
         if isinstance(record, MessageRecord):
             self.seen += 1
             if self.shown:
@@ -182,7 +205,7 @@ class _Replay:
         elif isinstance(record, PlanRecord):
             await self.plan(record)
         elif not self.shown:
-            if isinstance(record, EventRecord) and record.is_undo:
+            if isinstance(record, EventRecord) and record.is_undo and not self.backfill:
                 _forget_in_sidebar(self.handler, list(record.files or []))
         elif isinstance(record, CompactionRecord):
             await self.handler.handle(compaction_event(record))
@@ -192,10 +215,11 @@ class _Replay:
             lines = list(record.files or [])
             await self.handler.end_streams()
             await self.handler.conversation.add(NoticeBlock("Undo: " + "; ".join(lines)))
-            _forget_in_sidebar(self.handler, lines)
+            if not self.backfill:
+                _forget_in_sidebar(self.handler, lines)
         elif isinstance(record, EventRecord) and record.is_turn_finished and record.stop_reason not in (None, "done"):
             await self._stop(record.stop_reason)
-        elif isinstance(record, SubagentRecord):
+        elif isinstance(record, SubagentRecord) and not self.backfill:
             await self.subagent(record)
         if isinstance(record, EventRecord) and record.is_turn_finished:
             self.turn_over = True
@@ -262,7 +286,11 @@ class _Replay:
         from .widgets.blocks import NoticeBlock
 
         handler = self.handler
-        if record.sets_plan:
+        if self.backfill:  # the sidebar shows the latest plan already; only the line is drawn
+            if record.event == "discarded" and not record.sets_plan:
+                await handler.end_streams()
+                await handler.conversation.add(NoticeBlock(DISCARDED_NOTICE))
+        elif record.sets_plan:
             await handler.handle(record.plan.to_event(approved=True))
         elif record.event == "discarded":
             if handler.sidebar is not None:

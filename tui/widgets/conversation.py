@@ -9,10 +9,18 @@ pass, so the cost of an exchange grew with the conversation. While the pane foll
 blocks older than the last ``KEEP_SHOWN`` are hidden (``display: none``: mounted, kept, not laid
 out); scrolling to the top shows the previous ``REVEAL_BATCH`` of them, keeping the view where
 it was, and Ctrl+Home (``to_start``) shows them all. A block holding the focus is never hidden.
+
+A resumed session (tui/resume_backfill.py) is drawn from its end: ``earlier`` then holds a loader
+for the messages above the first drawn one. Reaching the top with nothing hidden draws the
+previous ``REVEAL_BATCH`` of them (keeping the view where it was), Ctrl+Home draws them all, and a
+view that the drawn messages do not fill asks for more until it is full or none are left.
 """
 
 from __future__ import annotations
 
+import asyncio
+
+from textual import events
 from textual.containers import VerticalScroll
 from textual.widget import AwaitMount, Widget
 
@@ -30,6 +38,8 @@ class Conversation(VerticalScroll, can_focus=False):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.hidden_count = 0
+        #: The loader of a resumed session's messages not drawn yet (``EarlierMessages``), or None.
+        self.earlier = None
 
     def on_mount(self) -> None:
         self.anchor()
@@ -71,17 +81,71 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if new_value <= 0 < old_value and self.hidden_count and not self.following:
+        if new_value <= 0 < old_value:
+            self._load_above()
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        """The wheel turned up with the view already at the top (no scroll to watch)."""
+        if self.scroll_y <= 0:
+            self._load_above()
+
+    def _load_above(self) -> None:
+        """The view reached the top while not following: show the previous ``REVEAL_BATCH``
+        hidden blocks, or else draw that many more of a resumed session's earlier messages,
+        keeping the block that was at the top where it was."""
+        if self.following:
+            return
+        if self.hidden_count:
             self.hidden_count = min(self.hidden_count, len(self.children))  # blocks may have been removed
             first_shown = self.children[self.hidden_count] if self.hidden_count < len(self.children) else None
             if self.reveal(REVEAL_BATCH) and first_shown is not None:  # keep the top block where it was
                 self.call_after_refresh(self.scroll_to_widget, first_shown, animate=False, top=True)
+        elif self.has_earlier and not any(w.group == "earlier" and not w.is_finished for w in self.workers):
+            self.run_worker(self._draw_earlier(REVEAL_BATCH), group="earlier")
+
+    @property
+    def has_earlier(self) -> bool:
+        """True when a resumed session has messages above the first drawn one."""
+        return self.earlier is not None and self.earlier.remaining > 0
+
+    async def _draw_earlier(self, count: int | None, *, to_top: bool = False) -> None:
+        """Draw ``count`` more of a resumed session's earlier messages (all when None) under the
+        header, then keep the view on the block that was first under the header (``to_top``: go
+        to the first block instead)."""
+        earlier = self.earlier
+        if earlier is None:
+            return
+        under = None
+        if earlier.header.is_attached:
+            siblings = list(self.children)
+            at = siblings.index(earlier.header) if earlier.header in siblings else -1
+            under = siblings[at + 1] if 0 <= at < len(siblings) - 1 else None
+        if not await earlier.load(count):
+            return
+        if to_top:
+            self.call_after_refresh(self.scroll_home, animate=False)
+        elif under is not None and under.is_attached:
+            self.call_after_refresh(self.scroll_to_widget, under, animate=False, top=True)
+
+    async def fill_view(self) -> None:
+        """Draw earlier messages of a resumed session until the view can scroll (so scrolling up
+        can reach them) or none are left; called once the resumed messages are laid out."""
+        while True:
+            await _next_refresh(self)
+            if not self.has_earlier or self.max_scroll_y > 0 or not self.is_attached:
+                break
+            if not await self.earlier.load(REVEAL_BATCH):
+                break
+        if self.following:
+            self.scroll_end(animate=False)
 
     def page(self, pages: int) -> None:
         """Scroll by ``pages`` screens (negative: up). Scrolling up stops following new content
         until the view is back at the end (Textual re-anchors there)."""
         if pages < 0:
             self.release_anchor()
+            if self.scroll_y <= 0:  # already at the top: nothing scrolls, so no watch fires
+                self._load_above()
         self.scroll_relative(y=pages * max(1, self.scrollable_content_region.height - 1), animate=False)
 
     def to_start(self) -> None:
@@ -90,6 +154,8 @@ class Conversation(VerticalScroll, can_focus=False):
         if self.reveal():
             self.call_after_refresh(self.scroll_home, animate=False)
         self.scroll_home(animate=False)
+        if self.has_earlier:
+            self.run_worker(self._draw_earlier(None, to_top=True), group="earlier")
 
     def follow(self) -> None:
         """Scroll to the end and keep following new content."""
@@ -99,4 +165,12 @@ class Conversation(VerticalScroll, can_focus=False):
     async def clear_blocks(self) -> None:
         """Remove every block."""
         self.hidden_count = 0
+        self.earlier = None
         await self.remove_children()
+
+
+async def _next_refresh(widget: Widget) -> None:
+    """Wait until ``widget``'s screen has refreshed (its layout is up to date)."""
+    done = asyncio.Event()
+    widget.call_after_refresh(done.set)
+    await done.wait()

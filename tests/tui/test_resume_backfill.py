@@ -1,0 +1,231 @@
+"""A resumed long session is drawn from its end (issue 18): the last messages at once, the earlier
+ones when the view reaches the top (PageUp) or all of them with Ctrl+Home, in the journal's order,
+a tool call with its result, compaction marks and stop lines as history, without touching the
+sidebar or a turn sent meanwhile."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.config.settings import Settings
+from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from agent.providers.scripted import ScriptedProvider
+from agent.runtime.build import build_session
+from agent.session.records import CompactionRecord, EventRecord
+from tui import resume_backfill
+from tui.resume_backfill import batch_start, first_shown, message_positions, records_before
+from tui.widgets import conversation as conversation_module
+from tui.widgets.blocks import AssistantBlock, UserBlock
+from tui.widgets.compaction_mark import CompactionMark
+from tui.widgets.conversation import Conversation
+from tui.widgets.stop_panel import StopPanel
+from tui.widgets.tool_block import ToolBlock
+
+SIZE = (100, 30)
+PAIRS = 40  # exchanges in the journal
+TOOL_EVERY = 4  # every 4th exchange reads a file first
+COMPACTED_AT = 9  # a compaction mark after this exchange
+STOPPED_AT = 6  # this exchange's turn ended on max_turns
+
+
+@pytest.fixture(autouse=True)
+def small_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rules with smaller numbers, so a test replays tens of messages, not thousands."""
+    monkeypatch.setattr(resume_backfill, "FIRST_SHOWN_MESSAGES", 12)
+    monkeypatch.setattr(conversation_module, "REVEAL_BATCH", 10)
+
+
+def write_journal(workspace: Path, pairs: int = PAIRS) -> tuple[str, list[str], int]:
+    """A closed session of ``pairs`` exchanges; returns its id, the user prompts in order and the
+    number of tool calls."""
+    session = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]))
+    session.prepare()
+    journal = session.journal
+    prompts, calls = [], 0
+    for i in range(pairs):
+        prompts.append(f"question {i}")
+        journal.append_message(UserMessage(content=prompts[-1]))
+        if i % TOOL_EVERY == 0:
+            call = ToolCall(id=f"call{i}", name="read", arguments='{"path": "calc.py"}')
+            journal.append_message(AssistantMessage(content=None, tool_calls=[call]))
+            journal.append_message(ToolResultMessage(tool_call_id=call.id, name="read", content=f"file text {i}"))
+            calls += 1
+        journal.append_message(AssistantMessage(content=f"answer {i}"))
+        journal.append(EventRecord.turn_finished("max_turns" if i == STOPPED_AT else "done", time.time()))
+        if i == COMPACTED_AT:
+            journal.append(CompactionRecord(tokens_before=9000, tokens_after=3000))
+    session_id = session.session_id
+    session.close()
+    return session_id, prompts, calls
+
+
+def resumed_app(workspace: Path, ref: str, replies: list[dict] | None = None):
+    """An app started on session ``ref``, as ``opencli-tui --resume ID`` starts."""
+    from tui.app import OpenCLIApp
+
+    session = build_session(workspace, Settings(model="openai/gpt-4.1", permission_mode="full-auto"),
+                            provider=ScriptedProvider(replies or []), interactive=True, resume=ref)
+    app = OpenCLIApp(session=session, watch_themes=False)
+    app.animation_level = "none"
+    return app
+
+
+def user_prompts(conversation: Conversation) -> list[str]:
+    return [block.text for block in conversation.children if isinstance(block, UserBlock)]
+
+
+async def settle(pilot, conversation: Conversation) -> None:
+    """Until the loader has nothing running."""
+    for _ in range(200):
+        await pilot.pause()
+        if not any(w.group == "earlier" and not w.is_finished for w in conversation.workers):
+            return
+    raise AssertionError("the earlier messages did not finish loading")
+
+
+class TestBatchBoundaries:
+    def test_a_batch_never_starts_at_a_tool_result(self, workspace: Path) -> None:
+        from agent.session.resume import find_session, load_session
+
+        session_id, _, _ = write_journal(workspace, pairs=5)
+        records = load_session(find_session(workspace, session_id)).records
+        positions = message_positions(records)
+        roles = [records[p].message.role for p in positions]
+        tool = roles.index("tool")
+        assert batch_start(records, positions, tool) == tool - 1  # the call's message comes along
+        assert batch_start(records, positions, tool + 1) == tool + 1
+        assert batch_start(records, positions, -3) == 0
+        assert roles[first_shown(records, 3)] != "tool"
+        assert first_shown(records, 100) == 0
+        # A batch's records start just after the previous batch's last message.
+        assert records_before(positions, 0) == 0
+        assert records_before(positions, 2) == positions[1] + 1
+
+
+class TestDrawnFromTheEnd:
+    async def test_the_last_messages_first_then_earlier_ones_on_page_up(self, workspace: Path, ui) -> None:
+        session_id, prompts, _ = write_journal(workspace)
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            drawn = user_prompts(conversation)
+            assert drawn == prompts[-len(drawn):], "the last exchanges, in order"
+            assert 3 <= len(drawn) <= 8, drawn
+            assert conversation.has_earlier
+            resumed_line = next(b.message for b in app.query("NoticeBlock") if b.message.startswith("Resumed"))
+            assert f"({len(app.session.resumed.messages)} messages; scroll up" in resumed_line
+            assert conversation.scroll_y == conversation.max_scroll_y  # at the end
+
+            children = list(conversation.children)
+            first_drawn = children[children.index(conversation.earlier.header) + 1]
+            app.query_one("PromptInput").focus()
+            for _ in range(20):
+                if len(user_prompts(conversation)) > len(drawn):
+                    break
+                await pilot.press("pageup")
+                await settle(pilot, conversation)
+            more = user_prompts(conversation)
+            assert more == prompts[-len(more):] and len(more) > len(drawn)
+            await pilot.pause()
+            # The view stays where it was: the block that was first under the header is at the top
+            # (or as near as the end of the conversation lets it be).
+            wanted = min(first_drawn.virtual_region.y, conversation.max_scroll_y)
+            assert abs(conversation.scroll_y - wanted) <= first_drawn.styles.margin.top
+            assert conversation.scroll_y > 0
+            assert app.focused is app.query_one("PromptInput"), "loading does not move the focus"
+        app.session.close()
+
+    async def test_ctrl_home_draws_everything_as_a_full_rebuild_would(self, workspace: Path, ui) -> None:
+        session_id, prompts, calls = write_journal(workspace)
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            app.query_one("PromptInput").focus()
+            await pilot.press("ctrl+home")
+            await settle(pilot, conversation)
+            await pilot.pause()
+            assert not conversation.has_earlier
+            assert user_prompts(conversation) == prompts
+            answers = [b for b in conversation.children if isinstance(b, AssistantBlock)]
+            assert [b.text.strip() for b in answers] == [f"answer {i}" for i in range(PAIRS)]
+            tools = list(app.query(ToolBlock))
+            assert len(tools) == calls
+            assert all(t.status == "ok" and "file text" in (getattr(t, "output", None) or "") for t in tools), \
+                "every call drawn with its result"
+            marks = list(app.query(CompactionMark))
+            assert len(marks) == 1
+            children = list(conversation.children)
+            after = next(b for b in children if isinstance(b, UserBlock) and b.text == f"question {COMPACTED_AT + 1}")
+            before = next(b for b in children if isinstance(b, UserBlock) and b.text == f"question {COMPACTED_AT}")
+            assert children.index(before) < children.index(marks[0]) < children.index(after)
+            panels = list(app.query(StopPanel))
+            assert len(panels) == 1 and not panels[0].open, "a stop in history has no buttons"
+            assert app.focused is app.query_one("PromptInput")
+            assert conversation.scroll_y == 0
+        app.session.close()
+
+    async def test_a_turn_sent_after_resuming_stays_last_when_earlier_messages_load(self, workspace: Path,
+                                                                                    ui) -> None:
+        session_id, prompts, _ = write_journal(workspace)
+        app = resumed_app(workspace, session_id, [{"content": "the new answer"}])
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            await ui.submit(pilot, "a new question")
+            await ui.wait_turn(pilot, app)
+            await pilot.press("ctrl+home")
+            await settle(pilot, conversation)
+            assert user_prompts(conversation) == prompts + ["a new question"]
+            last = [b for b in conversation.children if isinstance(b, AssistantBlock)][-1]
+            assert last.text.strip() == "the new answer"
+        app.session.close()
+
+    async def test_a_view_the_last_messages_do_not_fill_asks_for_more(self, workspace: Path, ui,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(resume_backfill, "FIRST_SHOWN_MESSAGES", 2)
+        session_id, prompts, _ = write_journal(workspace)
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            await pilot.pause()
+            assert conversation.max_scroll_y > 0, "enough is drawn to scroll up to the rest"
+            assert conversation.has_earlier
+            drawn = user_prompts(conversation)
+            assert drawn == prompts[-len(drawn):]
+            assert conversation.scroll_y == conversation.max_scroll_y
+        app.session.close()
+
+    async def test_the_wheel_at_the_top_draws_earlier_messages(self, workspace: Path, ui) -> None:
+        """At the top already, a wheel turn scrolls nothing (no scroll change to watch) and still
+        draws the earlier messages."""
+        from textual import events
+
+        session_id, prompts, _ = write_journal(workspace)
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            loader, conversation.earlier = conversation.earlier, None  # reach the top without loading
+            conversation.release_anchor()
+            conversation.scroll_home(animate=False)
+            await pilot.pause()
+            conversation.earlier = loader
+            assert conversation.scroll_y == 0
+            drawn = len(user_prompts(conversation))
+            conversation.post_message(events.MouseScrollUp(conversation, 1, 1, 0, 0, 0, False, False, False))
+            await pilot.pause()
+            await settle(pilot, conversation)
+            more = user_prompts(conversation)
+            assert len(more) > drawn and more == prompts[-len(more):]
+        app.session.close()
