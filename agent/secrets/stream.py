@@ -20,6 +20,8 @@ _END_OVERLAP = 128
 _OPEN_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _CLOSE_KEY = re.compile(rb"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_TAG = b"[redacted private key]"
+#: In every match of ``_OPEN_KEY`` and ``_CLOSE_KEY``: data without it holds no key block edge.
+_KEY_WORDS = b"PRIVATE KEY"
 
 
 class StreamRedactor:
@@ -33,6 +35,44 @@ class StreamRedactor:
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """Return the redacted part of ``held + chunk`` that can be written now."""
+        return b"".join(self.feed_parts(chunk))
+
+    def feed_parts(self, chunk: bytes | bytearray | memoryview) -> list[bytes | bytearray | memoryview]:
+        """Like ``feed``, as pieces to write in order (``b"".join`` of them is what ``feed``
+        returns). A piece may be a view into ``chunk`` (nothing redacted there), so write the
+        pieces before reusing ``chunk``'s buffer."""
+        fast = self._feed_lines(chunk)
+        if fast is not None:
+            return fast
+        return [self._feed_general(chunk)]
+
+    def _feed_lines(self, chunk: bytes | bytearray | memoryview) -> list[bytes | bytearray | memoryview] | None:
+        """The usual case without copying ``chunk``: no key block is open, neither the held bytes
+        nor ``chunk`` hold a key block edge, and ``chunk`` has a newline. The held partial line
+        and ``chunk``'s first line are redacted together, the rest of its whole lines as a view;
+        the part after its last newline is held. ``None``: not that case (``_feed_general``)."""
+        if self._in_key:
+            return None
+        view = memoryview(chunk).cast("B")
+        buf = view.obj if isinstance(view.obj, (bytes, bytearray)) and view.contiguous else None
+        if buf is None or len(view) != len(buf):  # a slice of a buffer: search a copy instead
+            buf = bytes(view)
+        size = len(buf)
+        if buf.find(_KEY_WORDS) != -1 or _KEY_WORDS in self._held:
+            return None
+        first = buf.find(b"\n") + 1
+        if not first:
+            return None
+        last = buf.rfind(b"\n") + 1
+        if size - last > MAX_HELD_BYTES:
+            last = size  # an overlong last line is written as it is (as _feed_general does)
+        parts = [self._redactor.data(self._held + bytes(view[:first]))]
+        if last > first:
+            parts.append(self._redactor.data(view[first:last]))
+        self._held = bytes(view[last:])
+        return parts
+
+    def _feed_general(self, chunk: bytes | bytearray | memoryview) -> bytes:
         data = self._held + bytes(chunk)
         self._held = b""
         out: list[bytes] = []
