@@ -41,36 +41,52 @@ class StreamRedactor:
         """Like ``feed``, as pieces to write in order (``b"".join`` of them is what ``feed``
         returns). A piece may be a view into ``chunk`` (nothing redacted there), so write the
         pieces before reusing ``chunk``'s buffer."""
-        fast = self._feed_lines(chunk)
+        fast = self._feed_clean(chunk) or self._feed_lines(chunk)
         if fast is not None:
             return fast
         return [self._feed_general(chunk)]
+
+    def _feed_clean(self, chunk: bytes | bytearray | memoryview) -> list[bytes | bytearray | memoryview] | None:
+        """The most usual case, one RE2 pass: no key block is open or held, ``chunk`` has a newline
+        and holds nothing to redact (``Redactor.clean``). Only the held partial line with
+        ``chunk``'s first line is redacted; the rest of its whole lines is passed on as a view.
+        ``None``: not that case."""
+        if self._in_key or _KEY_WORDS in self._held:
+            return None
+        view, buf = _bytes_view(chunk)
+        first = buf.find(b"\n") + 1
+        if not first or not self._redactor.clean(view):
+            return None
+        return self._split_lines(view, buf, first, redact_lines=False)
+
+    def _split_lines(self, view: memoryview, buf: bytes | bytearray, first: int,
+                     redact_lines: bool) -> list[bytes | bytearray | memoryview]:
+        """Pieces for ``held + view`` cut after its newline at ``first`` (in ``view``): the held
+        bytes with the first line redacted, then the whole lines after it (redacted when
+        ``redact_lines``); what follows the last newline is held."""
+        size = len(buf)
+        last = buf.rfind(b"\n") + 1
+        if size - last > MAX_HELD_BYTES:
+            last = size  # an overlong last line is written as it is (as _feed_general does)
+        parts = [self._redactor.data(self._held + bytes(view[:first]))]
+        if last > first:
+            lines = view[first:last]
+            parts.append(self._redactor.data(lines) if redact_lines else lines)
+        self._held = bytes(view[last:])
+        return parts
 
     def _feed_lines(self, chunk: bytes | bytearray | memoryview) -> list[bytes | bytearray | memoryview] | None:
         """The usual case without copying ``chunk``: no key block is open, neither the held bytes
         nor ``chunk`` hold a key block edge, and ``chunk`` has a newline. The held partial line
         and ``chunk``'s first line are redacted together, the rest of its whole lines as a view;
         the part after its last newline is held. ``None``: not that case (``_feed_general``)."""
-        if self._in_key:
+        if self._in_key or _KEY_WORDS in self._held:
             return None
-        view = memoryview(chunk).cast("B")
-        buf = view.obj if isinstance(view.obj, (bytes, bytearray)) and view.contiguous else None
-        if buf is None or len(view) != len(buf):  # a slice of a buffer: search a copy instead
-            buf = bytes(view)
-        size = len(buf)
-        if buf.find(_KEY_WORDS) != -1 or _KEY_WORDS in self._held:
-            return None
+        view, buf = _bytes_view(chunk)
         first = buf.find(b"\n") + 1
-        if not first:
+        if not first or buf.find(_KEY_WORDS) != -1:
             return None
-        last = buf.rfind(b"\n") + 1
-        if size - last > MAX_HELD_BYTES:
-            last = size  # an overlong last line is written as it is (as _feed_general does)
-        parts = [self._redactor.data(self._held + bytes(view[:first]))]
-        if last > first:
-            parts.append(self._redactor.data(view[first:last]))
-        self._held = bytes(view[last:])
-        return parts
+        return self._split_lines(view, buf, first, redact_lines=True)
 
     def _feed_general(self, chunk: bytes | bytearray | memoryview) -> bytes:
         data = self._held + bytes(chunk)
@@ -116,3 +132,13 @@ class StreamRedactor:
         if opened is not None and not _CLOSE_KEY.search(data, opened.end()):  # a key cut off by the end
             return self._redactor.data(data[:opened.start()]) + _KEY_TAG
         return self._redactor.data(data)
+
+
+def _bytes_view(chunk: bytes | bytearray | memoryview) -> tuple[memoryview, bytes | bytearray]:
+    """``chunk`` as a byte view, and as a ``bytes``/``bytearray`` of the same bytes to search
+    (its own buffer when the view covers a whole one, else a copy)."""
+    view = memoryview(chunk).cast("B")
+    base = view.obj
+    if isinstance(base, (bytes, bytearray)) and view.contiguous and len(view) == len(base):
+        return view, base
+    return view, bytes(view)
