@@ -19,8 +19,8 @@ import re
 import threading
 from typing import Any, Mapping
 
-from .patterns import OWN_PATTERNS, compile_patterns, detect_secrets_patterns
-from .scan import NeedleSet, apply_spans, find_spans, pattern_needles, re2
+from .patterns import OWN_PATTERNS, all_needles, compile_patterns, detect_secrets_patterns
+from .scan import NeedleSet, apply_spans, find_spans, re2
 
 #: Environment variable names whose values are secrets (case-insensitive search in the name).
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
@@ -54,9 +54,14 @@ class Redactor:
         escaped = {json.dumps(v, ensure_ascii=False)[1:-1]: n for v, n in values.items()}
         escaped = {e: n for e, n in escaped.items() if e not in values}
         self._escaped = escaped  # values as they appear inside a JSON string, when that differs
-        self._patterns = _compiled_patterns()
         self._value_bytes = {v.encode("utf-8", "surrogateescape"): n for v, n in values.items()}
-        self._needles = _needle_set(self._patterns, tuple(self._value_bytes))
+        self._needles = _needle_set(tuple(self._value_bytes))
+
+    @property
+    def _patterns(self) -> list:
+        """The compiled patterns (built on first use: importing detect-secrets' plugins takes
+        about 150 ms, which data holding no needle never pays)."""
+        return _compiled_patterns()
 
     # -- text ------------------------------------------------------------------------------
     def text(self, text: str) -> str:
@@ -117,15 +122,15 @@ def _compiled_patterns():
     return compile_patterns(list(OWN_PATTERNS) + detect_secrets_patterns())
 
 
-def _needle_set(patterns, values: tuple[bytes, ...]) -> NeedleSet | None:
-    """One ``NeedleSet`` of the patterns' needles, the secret values (exact) and ``PRIVATE KEY``
-    (exact, for ``Redactor.clean``); ``None`` when RE2 is missing, cannot take them, or a
-    pattern has neither needles nor ``requires`` (it must then run on every text)."""
-    if re2 is None or not all(p.needles or p.requires for p, _, _ in patterns):
+def _needle_set(values: tuple[bytes, ...]) -> NeedleSet | None:
+    """One ``NeedleSet`` of every pattern's needles (``patterns.all_needles``), the secret values
+    (exact) and ``PRIVATE KEY`` (exact, for ``Redactor.clean``); ``None`` when RE2 is missing or
+    cannot take them, or a pattern has no needles (it must then run on every text)."""
+    needles = all_needles()
+    if re2 is None or needles is None:
         return None
     try:
-        return NeedleSet(pattern_needles([p for p, _, _ in patterns]) + [(v, True) for v in values]
-                         + [("PRIVATE KEY", True)])
+        return NeedleSet(needles + [(v, True) for v in values] + [("PRIVATE KEY", True)])
     except (ValueError, re2.error):
         return None
 

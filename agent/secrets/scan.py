@@ -81,16 +81,6 @@ class NeedleSet:
         return {self._needles[i] for i in (self._set.Match(data) or ())}
 
 
-def pattern_needles(patterns: Sequence[Any]) -> list[tuple[str, bool]]:
-    """Every ``needles`` and ``requires`` entry of ``patterns`` (``SecretPattern``s) as the
-    ``(needle, exact)`` pairs of a ``NeedleSet``."""
-    needles: list[tuple[str, bool]] = []
-    for pattern in patterns:
-        needles += [(n, pattern.exact_needles) for n in pattern.needles]
-        needles += [(n, False) for n in pattern.requires]
-    return needles
-
-
 def find_spans(text: Any, patterns: Sequence[tuple[Any, re.Pattern]], tag: Callable[[str], Any],
                found: Collection[tuple[str | bytes, bool]] | None = None) -> list[tuple[int, int, Any]]:
     """The ``(start, end, replacement)`` spans to replace in ``text`` (str or bytes), sorted and
