@@ -56,6 +56,9 @@ class Redactor:
         self._escaped = escaped  # values as they appear inside a JSON string, when that differs
         self._value_bytes = {v.encode("utf-8", "surrogateescape"): n for v, n in values.items()}
         self._needles = _needle_set(tuple(self._value_bytes))
+        #: No secret value spans lines: like every pattern but the private key block, each
+        #: finding then lies within one line (``StreamRedactor`` relies on it to skip clean data).
+        self.line_local = not any(b"\n" in v for v in self._value_bytes)
 
     @property
     def _patterns(self) -> list:

@@ -41,54 +41,34 @@ class StreamRedactor:
         """Like ``feed``, as pieces to write in order (``b"".join`` of them is what ``feed``
         returns). A piece may be a view into ``chunk`` (nothing redacted there), so write the
         pieces before reusing ``chunk``'s buffer."""
-        fast = self._feed_clean(chunk) or self._feed_lines(chunk)
-        if fast is not None:
-            return fast
-        return [self._feed_general(chunk)]
+        return self._feed_clean(chunk) or [self._feed_general(chunk)]
 
     def _feed_clean(self, chunk: bytes | bytearray | memoryview) -> list[bytes | bytearray | memoryview] | None:
-        """The most usual case, one RE2 pass: no key block is open or held, ``chunk`` has a newline
-        and holds nothing to redact (``Redactor.clean``). Only the held partial line with
-        ``chunk``'s first line is redacted; the rest of its whole lines is passed on as a view.
+        """The usual case at the cost of one RE2 pass and no copy of ``chunk``: no key block is
+        open or held, ``chunk`` has a newline and holds nothing to redact (``Redactor.clean``:
+        no needle of any pattern, no secret value, no ``PRIVATE KEY``), and no secret value spans
+        lines. Then only the held partial line with ``chunk``'s first line can hold a secret (a
+        line-local one): that is redacted, the whole lines after it are passed on as a view, and
+        what follows the last newline is held, exactly as ``_feed_general`` would cut it.
         ``None``: not that case."""
-        if self._in_key or _KEY_WORDS in self._held:
+        if self._in_key or _KEY_WORDS in self._held or not self._redactor.line_local:
             return None
         view, buf = _bytes_view(chunk)
         first = buf.find(b"\n") + 1
         if not first or not self._redactor.clean(view):
             return None
-        return self._split_lines(view, buf, first, redact_lines=False)
-
-    def _split_lines(self, view: memoryview, buf: bytes | bytearray, first: int,
-                     redact_lines: bool) -> list[bytes | bytearray | memoryview]:
-        """Pieces for ``held + view`` cut after its newline at ``first`` (in ``view``): the held
-        bytes with the first line redacted, then the whole lines after it (redacted when
-        ``redact_lines``); what follows the last newline is held."""
         size = len(buf)
         last = buf.rfind(b"\n") + 1
         if size - last > MAX_HELD_BYTES:
             last = size  # an overlong last line is written as it is (as _feed_general does)
-        parts = [self._redactor.data(self._held + bytes(view[:first]))]
+        parts: list[bytes | bytearray | memoryview] = [self._redactor.data(self._held + bytes(view[:first]))]
         if last > first:
-            lines = view[first:last]
-            parts.append(self._redactor.data(lines) if redact_lines else lines)
+            parts.append(view[first:last])
         self._held = bytes(view[last:])
         return parts
 
-    def _feed_lines(self, chunk: bytes | bytearray | memoryview) -> list[bytes | bytearray | memoryview] | None:
-        """The usual case without copying ``chunk``: no key block is open, neither the held bytes
-        nor ``chunk`` hold a key block edge, and ``chunk`` has a newline. The held partial line
-        and ``chunk``'s first line are redacted together, the rest of its whole lines as a view;
-        the part after its last newline is held. ``None``: not that case (``_feed_general``)."""
-        if self._in_key or _KEY_WORDS in self._held:
-            return None
-        view, buf = _bytes_view(chunk)
-        first = buf.find(b"\n") + 1
-        if not first or buf.find(_KEY_WORDS) != -1:
-            return None
-        return self._split_lines(view, buf, first, redact_lines=True)
-
     def _feed_general(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        """Any chunk: ``held + chunk`` redacted up to its last newline, key blocks held whole."""
         data = self._held + bytes(chunk)
         self._held = b""
         out: list[bytes] = []
