@@ -248,3 +248,21 @@ def test_deep_process_tree_with_own_sessions_is_killed_on_timeout(tmp_path):
     while _time.monotonic() < deadline and any(alive(p) for p in pids):
         _time.sleep(0.1)
     assert [p for p in pids if alive(p)] == []
+
+
+def test_supervised_exit_is_reported_at_once(tmp_path):
+    # The supervisor used to poll its life pipe for 50 ms after reaping the command before it
+    # reported the exit, and wait() slept in 10 ms steps: every bash call paid it.
+    from agent.supervised import spawn, supervision_available
+
+    if not supervision_available():
+        pytest.skip("no supervisor here")
+    delays = []
+    for _ in range(5):
+        proc = spawn(["bash", "-c", "exit 3"], tmp_path, None)
+        assert proc.stdout.read() == b""  # end of file: the command is gone
+        started = time.monotonic()
+        assert proc.wait(timeout=5) == 3
+        delays.append(time.monotonic() - started)
+        proc.stdout.close()
+    assert min(delays) < 0.03, delays
