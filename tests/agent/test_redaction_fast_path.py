@@ -147,6 +147,8 @@ def test_stream_clean_path_matches_the_general_path(data, sizes):
     fast = _feed_like_the_writer(StreamRedactor(Redactor(environ=env)), data, sizes)
     general = _feed_like_the_writer(_general_only(StreamRedactor(_slow(Redactor(environ=env)))), data, sizes)
     assert fast == general
+    # A key block's body never gets through, however the chunks cut it.
+    assert b"QWERTYqwerty123" not in fast
 
 
 def test_stream_clean_chunks_are_passed_on_as_views_and_a_secret_on_the_held_line_is_found():
@@ -161,6 +163,28 @@ def test_stream_clean_chunks_are_passed_on_as_views_and_a_secret_on_the_held_lin
     assert any(isinstance(p, memoryview) and p.obj is slot for p in parts)  # the clean lines: not copied
     out = b"".join(bytes(p) for p in parts) + stream.flush()
     assert out.startswith(b"the key is [redacted API key] end\n") and b"sk-proj" not in out
+
+
+def test_stream_key_block_whose_begin_line_is_cut_by_the_chunk_edge_is_held():
+    # "PRIVATE KE" ends the first chunk: neither the held bytes nor the next chunk (clean on its
+    # own) hold PRIVATE KEY, but together they open a key block.
+    data = f"{PEM}\nafter\n".encode()
+    for cut in range(1, len(data)):
+        stream = StreamRedactor(Redactor(environ={}))
+        out = stream.feed(data[:cut]) + stream.feed(data[cut:]) + stream.flush()
+        assert out == b"[redacted private key]\nafter\n", cut
+
+
+def test_stream_key_blocks_are_redacted_wherever_the_chunks_end():
+    # Ending a chunk on a block's END line (before its newline) used to split the block at the
+    # last newline, and its body was written as it was.
+    second = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----"
+    data = f"{PEM}{second}\nafter\n".encode()
+    for size in range(1, len(data) + 1):
+        stream = StreamRedactor(Redactor(environ={}))
+        out = b"".join(stream.feed(data[i:i + size]) for i in range(0, len(data), size)) + stream.flush()
+        assert b"QWERTY" not in out and b"b3BlbnNzaC1" not in out, size
+        assert out.endswith(b"[redacted private key]\nafter\n"), size
 
 
 def test_stream_secret_value_spanning_lines_takes_the_general_path():
