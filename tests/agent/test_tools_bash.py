@@ -266,3 +266,27 @@ def test_supervised_exit_is_reported_at_once(tmp_path):
         delays.append(time.monotonic() - started)
         proc.stdout.close()
     assert min(delays) < 0.03, delays
+
+
+@pytest.mark.parametrize("stop", ["timeout", "cancel"])
+def test_endless_output_is_stopped_and_what_was_read_is_saved_whole(ctx, stop):
+    # Output streaming at full speed through the saved-output writer and its redaction, then a
+    # timeout or a cancel: the group dies and the saved file holds exactly the lines read.
+    timer = threading.Timer(1.0, ctx.cancel.set) if stop == "cancel" else None
+    if timer is not None:
+        timer.start()
+    started = time.monotonic()
+    try:
+        out = run(ctx, "yes 'data abcdefghij 0123' # endless-983", timeout=1 if stop == "timeout" else None)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    assert time.monotonic() - started < 15
+    assert out.is_error and out.truncated
+    assert ("[timed out after 1 s" if stop == "timeout" else "[cancelled by user") in out.text
+    saved = Path(out.saved_path).read_bytes()
+    line = b"data abcdefghij 0123\n"
+    assert len(saved) == out.output_bytes > 1 << 20
+    whole = len(saved) - len(saved) % len(line)
+    assert saved[:whole] == line * (whole // len(line)) and line.startswith(saved[whole:])
+    assert wait_gone(b"endless-983") == []
