@@ -9,6 +9,7 @@ see end of file, and kill their trees, when it dies.
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -116,9 +117,18 @@ class Supervised:
         ``subprocess.TimeoutExpired`` past it)."""
         end = time.monotonic() + timeout if timeout is not None else None
         while self.poll() is None:
-            if end is not None and time.monotonic() >= end:
+            now = time.monotonic()
+            if end is not None and now >= end:
                 raise subprocess.TimeoutExpired(_SUPERVISOR, timeout or 0)
-            time.sleep(0.01)
+            step = 0.01 if end is None else min(0.01, end - now)
+            # Woken by the "X" report itself (the exit is usually reported within a millisecond).
+            try:
+                ready = select.select([self._status], [], [], step)[0]
+            except (ValueError, OSError):  # the status pipe is closed: plain polling
+                ready = []
+                time.sleep(step)
+            if ready and self.poll() is None:
+                time.sleep(0.001)  # end of file without a report: the supervisor is exiting
         return self.returncode  # type: ignore[return-value]
 
     def supervisor_done(self) -> bool:

@@ -249,7 +249,10 @@ def main(argv: list[str]) -> int:
             reaped += end_subtree()
             remaining = False
         else:
-            ready = {fd for fd, _ in poller.poll(POLL_S * 1000)}
+            # Something was just reaped (the command, say): report it now, not after a poll
+            # timeout (that put POLL_S on every command's exit).
+            wait_ms = 0 if reaped else POLL_S * 1000
+            ready = {fd for fd, _ in poller.poll(wait_ms)}
             if wake_r in ready:
                 try:
                     os.read(wake_r, 512)

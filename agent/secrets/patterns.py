@@ -101,12 +101,35 @@ def detect_secrets_patterns() -> list[SecretPattern]:
         except Exception:  # noqa: BLE001 - a plugin renamed in another version is skipped
             continue
         label = getattr(plugin, "secret_type", class_name)
+        needles, exact = _plugin_needles(class_name)
         for compiled in denylist:
             regex = ("(?i)" if compiled.flags & re.IGNORECASE else "") + compiled.pattern
-            needles = PLUGIN_NEEDLES.get(class_name, ())
-            exact = bool(needles) and all(n.isupper() for n in needles)
             found.append(SecretPattern(label, regex, 1 if compiled.groups else 0, needles, exact_needles=exact))
     return found
+
+
+def _plugin_needles(class_name: str) -> tuple[tuple[str, ...], bool]:
+    """A detect-secrets plugin's ``needles`` and whether they are exact (all upper-case)."""
+    needles = PLUGIN_NEEDLES.get(class_name, ())
+    return needles, bool(needles) and all(n.isupper() for n in needles)
+
+
+def all_needles() -> list[tuple[str, bool]] | None:
+    """The ``(needle, exact)`` pairs of every pattern that ``OWN_PATTERNS`` and
+    ``detect_secrets_patterns()`` can give (its ``needles`` and ``requires``), known without
+    importing detect-secrets, so data holding none of them can skip the patterns altogether.
+    ``None`` when some pattern has neither (it must run on every text)."""
+    pairs: list[tuple[str, bool]] = []
+    for pattern in OWN_PATTERNS:
+        if not pattern.needles and not pattern.requires:
+            return None
+        pairs += [(n, pattern.exact_needles) for n in pattern.needles] + [(n, False) for n in pattern.requires]
+    for name in DETECT_SECRETS_PLUGINS:
+        needles, exact = _plugin_needles(name.rsplit(".", 1)[1])
+        if not needles:
+            return None
+        pairs += [(n, exact) for n in needles]
+    return pairs
 
 
 def compile_patterns(patterns: list[SecretPattern]) -> list[tuple[SecretPattern, re.Pattern[str], re.Pattern[bytes]]]:

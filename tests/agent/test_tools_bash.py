@@ -248,3 +248,45 @@ def test_deep_process_tree_with_own_sessions_is_killed_on_timeout(tmp_path):
     while _time.monotonic() < deadline and any(alive(p) for p in pids):
         _time.sleep(0.1)
     assert [p for p in pids if alive(p)] == []
+
+
+def test_supervised_exit_is_reported_at_once(tmp_path):
+    # The supervisor used to poll its life pipe for 50 ms after reaping the command before it
+    # reported the exit, and wait() slept in 10 ms steps: every bash call paid it.
+    from agent.supervised import spawn, supervision_available
+
+    if not supervision_available():
+        pytest.skip("no supervisor here")
+    delays = []
+    for _ in range(5):
+        proc = spawn(["bash", "-c", "exit 3"], tmp_path, None)
+        assert proc.stdout.read() == b""  # end of file: the command is gone
+        started = time.monotonic()
+        assert proc.wait(timeout=5) == 3
+        delays.append(time.monotonic() - started)
+        proc.stdout.close()
+    assert min(delays) < 0.03, delays
+
+
+@pytest.mark.parametrize("stop", ["timeout", "cancel"])
+def test_endless_output_is_stopped_and_what_was_read_is_saved_whole(ctx, stop):
+    # Output streaming at full speed through the saved-output writer and its redaction, then a
+    # timeout or a cancel: the group dies and the saved file holds exactly the lines read.
+    timer = threading.Timer(1.0, ctx.cancel.set) if stop == "cancel" else None
+    if timer is not None:
+        timer.start()
+    started = time.monotonic()
+    try:
+        out = run(ctx, "yes 'data abcdefghij 0123' # endless-983", timeout=1 if stop == "timeout" else None)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    assert time.monotonic() - started < 15
+    assert out.is_error and out.truncated
+    assert ("[timed out after 1 s" if stop == "timeout" else "[cancelled by user") in out.text
+    saved = Path(out.saved_path).read_bytes()
+    line = b"data abcdefghij 0123\n"
+    assert len(saved) == out.output_bytes > 1 << 20
+    whole = len(saved) - len(saved) % len(line)
+    assert saved[:whole] == line * (whole // len(line)) and line.startswith(saved[whole:])
+    assert wait_gone(b"endless-983") == []

@@ -327,7 +327,8 @@ class BoundedOutput:
             return
         try:
             with memoryview(buf) as view:
-                _write_all(self._fd, self._redactor.feed(view[:size]))
+                for part in self._redactor.feed_parts(view[:size]):
+                    _write_all(self._fd, part)
         except Exception as exc:  # noqa: BLE001 - reported by finish(), never raised from a write
             self._write_failure = exc
 
