@@ -17,7 +17,7 @@ blocks.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual.widget import Widget
 
@@ -100,10 +100,14 @@ class EarlierMessages:
 
     ``remaining`` is how many are not drawn yet (messages 0 .. remaining-1 of the journal);
     ``await load(count)`` draws about ``count`` more (all when None) under ``header`` and returns
-    how many blocks it mounted. Loads run one at a time."""
+    how many blocks it mounted. Loads run one at a time. ``replay(handler)`` makes the object
+    that draws a batch's records through ``handler`` (``await replay.record(record)``, one call
+    per record in order: tui/resume_view.py's ``_Replay`` in its backfill mode)."""
 
-    def __init__(self, app: "OpenCLIApp", resumed: "LoadedSession", header: Widget, first: int) -> None:
+    def __init__(self, app: "OpenCLIApp", resumed: "LoadedSession", header: Widget, first: int,
+                 replay: Callable[[EventHandler], Any]) -> None:
         self.app, self.resumed, self.header = app, resumed, header
+        self._replay = replay
         self.records = resumed.records
         self.positions = message_positions(self.records)
         self.remaining = first
@@ -120,9 +124,7 @@ class EarlierMessages:
             batch = self.records[records_before(self.positions, start):records_before(self.positions, end)]
             pane = _MountUnderHeader(self.header.parent, self.header)
             handler = self._handler(pane)
-            from .resume_view import _Replay
-
-            replay = _Replay(self.app.session, self.resumed, handler, hidden=-1, backfill=True)
+            replay = self._replay(handler)
             for record in batch:
                 await replay.record(record)
             await handler.close_open_blocks()

@@ -161,7 +161,9 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     await handler.close_open_blocks()  # calls without a saved result: the session stopped there
     conversation.scroll_end(animate=False)
     if first > 0:
-        conversation.earlier = resume_backfill.EarlierMessages(app, resumed, header, first)
+        conversation.earlier = resume_backfill.EarlierMessages(
+            app, resumed, header, first,
+            replay=lambda batch_handler: _Replay(session, resumed, batch_handler, -1, backfill=True))
         conversation.run_worker(conversation.fill_view(), group="earlier")
 
 
