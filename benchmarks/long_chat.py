@@ -119,14 +119,15 @@ def run_exchanges(ws: Path, resume: str | None, count: int) -> list[tuple[float,
         session.close()
 
 
-def continue_round(ws: Path, env: dict[str, str], replay: Path) -> dict[str, float]:
-    """First paint of a new session and time to the last message with --continue (s), RSS (MB)."""
+def continue_round(empty_ws: Path, ws: Path, env: dict[str, str], replay: Path) -> dict[str, float]:
+    """First paint of a new session in ``empty_ws`` and time to the last message with --continue
+    in ``ws`` (whose only session is the long one) (s), RSS (MB)."""
     from peer_stream import Terminal, tree_rss_mb
 
     out: dict[str, float] = {}
-    for tag, extra in (("empty", []), ("continue", ["--continue"])):
-        argv = [sys.executable, "-m", "tui", "-C", str(ws), "--replay", str(replay), *extra]
-        term = Terminal(argv, env, ws)
+    for tag, folder, extra in (("empty", empty_ws, []), ("continue", ws, ["--continue"])):
+        argv = [sys.executable, "-m", "tui", "-C", str(folder), "--replay", str(replay), *extra]
+        term = Terminal(argv, env, folder)
         try:
             painted = term.wait_for(b"esc cancel", 120)
             out[f"{tag}_paint"] = painted - term.started
@@ -182,9 +183,15 @@ def main() -> None:
             env = dict(os.environ, TERM="xterm-256color", COLUMNS="160", LINES="48",
                        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
             env.pop("PYTHONDONTWRITEBYTECODE", None)
-            continue_round(ws, env, replay)  # warm-up: bytecode cache
+            # Workspaces of their own: the exchanges above added sessions (and resumed copies of the
+            # long one, whose last message is then not the marker) to ``ws``.
+            empty_ws, long_ws = Path(tmp) / "ws-empty", Path(tmp) / "ws-continue"
+            empty_ws.mkdir()
+            long_ws.mkdir()
+            write_session(long_ws, args.messages)
+            continue_round(empty_ws, long_ws, env, replay)  # warm-up: bytecode cache
             for r in range(args.rounds):
-                cont.append(continue_round(ws, env, replay))
+                cont.append(continue_round(empty_ws, long_ws, env, replay))
                 print(f"round {r + 1} --continue: " + ", ".join(f"{k} {v:.2f}" for k, v in cont[-1].items()),
                       flush=True)
 
