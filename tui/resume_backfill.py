@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 
     from .app import OpenCLIApp
 
-#: Messages drawn at once when a session is resumed (enough to fill a tall terminal).
-FIRST_SHOWN_MESSAGES = 40
+#: Messages drawn at once when a session is resumed: about a tall terminal's screenful (the pane
+#: draws more while the view is not full: ``Conversation.fill_view``); fewer is a faster
+#: ``--continue`` (issue 18).
+FIRST_SHOWN_MESSAGES = 20
 
 
 def message_positions(records: list[Any]) -> list[int]:

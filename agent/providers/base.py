@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterator, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SkipValidation
 
 ErrorKind = Literal[
     "rate_limit", "server", "auth", "not_found", "network", "timeout", "context_window", "empty",
@@ -48,7 +48,9 @@ class ModelRequest(BaseModel):
     """
 
     model: str
-    messages: list[dict[str, Any]]
+    #: Not validated: built by our code, and validating copied every message dict of a long history
+    #: on each request (issue 18).
+    messages: SkipValidation[list[dict[str, Any]]]
     tools: list[dict[str, Any]] = Field(default_factory=list)
     purpose: Literal["main", "summary", "refine", "reflexion", "subagent"] = "main"
     api_base: str | None = None

@@ -42,16 +42,25 @@ def request_problems(messages: list[dict[str, Any]]) -> list[str]:
     if first is not None and messages[first].get("role") in ("assistant", "tool"):
         problems.append(f"the conversation starts with a {messages[first].get('role')} message (message {first})")
     for i, m in enumerate(messages):
-        if not _text(m).strip() and not (m.get("role") == "assistant" and m.get("tool_calls")):
+        content = m.get("content")
+        if content.__class__ is str:  # the common case, without copying the text: isspace, not strip
+            if content and not content.isspace():
+                continue
+        elif _text(m).strip():
+            continue
+        if not (m.get("role") == "assistant" and m.get("tool_calls")):
             problems.append(f"message {i} ({m.get('role')}) is empty")
     i = 0
     while i < len(messages):
         m = messages[i]
         i += 1
-        if m.get("role") == "tool":
+        role = m.get("role")
+        if role == "tool":
             problems.append(f"orphan tool result at message {i - 1} (id {m.get('tool_call_id')!r})")
             continue
-        calls = (m.get("tool_calls") or []) if m.get("role") == "assistant" else []
+        if role != "assistant":
+            continue
+        calls = m.get("tool_calls") or []
         start = i
         for k, call in enumerate(calls):
             if i >= len(messages) or messages[i].get("role") != "tool":

@@ -1,5 +1,5 @@
-"""A long conversation keeps only its last blocks laid out (issue 18): older blocks are hidden
-while the pane follows the end, come back when the view reaches the top (PageUp, the mouse
+"""A long conversation keeps only its last blocks laid out (issue 18): the last blocks filling
+two heights of the pane stay, older blocks are hidden while the pane follows the end, come back when the view reaches the top (PageUp, the mouse
 wheel) or with Ctrl+Home, and a focused block is never hidden."""
 
 from __future__ import annotations
@@ -15,10 +15,17 @@ SIZE = (100, 30)
 
 @pytest.fixture(autouse=True)
 def small_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same rules with smaller numbers, so a test mounts tens of blocks, not hundreds."""
-    monkeypatch.setattr(conversation_module, "KEEP_SHOWN", 30)
+    """The same rules with explicit numbers (the defaults may change)."""
+    monkeypatch.setattr(conversation_module, "KEEP_SCREENS", 2)
+    monkeypatch.setattr(conversation_module, "KEEP_MIN", 6)
     monkeypatch.setattr(conversation_module, "HIDE_SLACK", 10)
     monkeypatch.setattr(conversation_module, "REVEAL_BATCH", 15)
+
+
+def shown_rows(conversation: Conversation) -> int:
+    """Rows the laid-out blocks take, margins included (as ``first_kept`` counts them)."""
+    return sum(block.outer_size.height + max(block.styles.margin.top, block.styles.margin.bottom)
+               for block in conversation.children[conversation.hidden_count:])
 
 
 async def fill(conversation: Conversation, count: int) -> None:
@@ -36,9 +43,12 @@ async def test_old_blocks_are_hidden_while_following_and_the_last_ones_stay(make
         conversation = app.query_one(Conversation)
         await fill(conversation, 90)
         await pilot.pause()
-        keep = conversation_module.KEEP_SHOWN
         assert conversation.hidden_count > 0
-        assert len(conversation.children) - conversation.hidden_count <= keep + conversation_module.HIDE_SLACK
+        # Two pane heights of the last blocks stay laid out; fewer than HIDE_SLACK blocks more.
+        height = conversation.size.height
+        assert shown_rows(conversation) >= 2 * height
+        assert conversation.first_kept() - conversation.hidden_count < conversation_module.HIDE_SLACK
+        assert len(conversation.children) - conversation.hidden_count < 90 // 2
         assert shown(conversation)[-1] == "message number 89"
         assert "message number 0" not in shown(conversation)
         assert conversation.scroll_y == conversation.max_scroll_y  # still at the end
@@ -129,3 +139,22 @@ async def test_reaching_the_top_after_hidden_blocks_were_removed_shows_the_rest(
         await pilot.pause()
         assert conversation.hidden_count == 0
         assert all(block.display for block in conversation.children)
+
+
+async def test_the_window_is_rows_not_blocks_and_keeps_a_minimum(make_app) -> None:
+    """One-line blocks: many more of them stay laid out than of tall ones, and a few very tall
+    blocks never leave fewer than KEEP_MIN laid out."""
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        for n in range(60):
+            await conversation.add(NoticeBlock(f"line {n}"))
+            await pilot.pause()
+        one_line = len(conversation.children) - conversation.hidden_count
+        assert conversation.hidden_count > 0 and shown_rows(conversation) >= 2 * conversation.size.height
+        for n in range(30):
+            await conversation.add(UserBlock("\n".join(f"tall {n} row {r}" for r in range(60))))
+            await pilot.pause()
+        tall = len(conversation.children) - conversation.hidden_count
+        assert conversation_module.KEEP_MIN <= tall < one_line
+        assert all(block.display for block in conversation.children[conversation.hidden_count:])

@@ -5,10 +5,14 @@ scrolled up (Textual's anchor releases itself when they do; ``follow()`` re-anch
 the user sends a new prompt).
 
 Long conversations (issue 18): Textual lays out every displayed child of the pane on each layout
-pass, so the cost of an exchange grew with the conversation. While the pane follows the end,
-blocks older than the last ``KEEP_SHOWN`` are hidden (``display: none``: mounted, kept, not laid
-out); scrolling to the top shows the previous ``REVEAL_BATCH`` of them, keeping the view where
-it was, and Ctrl+Home (``to_start``) shows them all. A block holding the focus is never hidden.
+pass, so the cost of an exchange grew with the number of blocks shown. While the pane follows the
+end, only the last blocks that fill ``KEEP_SCREENS`` heights of the pane (and at least
+``KEEP_MIN`` blocks) stay laid out; the older ones are hidden (``display: none``: mounted, kept,
+not laid out), ``HIDE_SLACK`` or more at a time. Scrolling to the top shows the previous
+``REVEAL_BATCH`` of them, keeping the view where it was, and Ctrl+Home (``to_start``) shows them
+all. A block holding the focus is never hidden. The window is measured in rows, not blocks, so a
+conversation of many one-line tool blocks still fills the screen, and an exchange costs the same
+at message 10 as at message 5 000 (``benchmarks/long_chat.py``).
 
 A resumed session (tui/resume_backfill.py) is drawn from its end: ``earlier`` then holds a loader
 for the messages above the first drawn one. Reaching the top with nothing hidden draws the
@@ -24,12 +28,14 @@ from textual import events
 from textual.containers import VerticalScroll
 from textual.widget import AwaitMount, Widget
 
-#: Blocks at the end of the conversation that are always laid out.
-KEEP_SHOWN = 50
+#: While following, the last blocks filling this many heights of the pane stay laid out.
+KEEP_SCREENS = 2
+#: ... and at least this many blocks, however tall.
+KEEP_MIN = 6
 #: Older blocks are hidden in batches of at least this many (one restyle per batch, not per block).
-HIDE_SLACK = 25
+HIDE_SLACK = 8
 #: Blocks shown again each time the view reaches the top of what is shown.
-REVEAL_BATCH = 50
+REVEAL_BATCH = 20
 
 
 class Conversation(VerticalScroll, can_focus=False):
@@ -38,6 +44,7 @@ class Conversation(VerticalScroll, can_focus=False):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.hidden_count = 0
+        self._hide_pending = False
         #: The loader of a resumed session's messages not drawn yet (``EarlierMessages``), or None.
         self.earlier = None
 
@@ -52,19 +59,44 @@ class Conversation(VerticalScroll, can_focus=False):
     def add(self, block: Widget) -> AwaitMount:
         """Mount ``block`` at the end; await the result to know it is mounted."""
         mounted = self.mount(block)
-        self._hide_old()
+        if not self._hide_pending:  # decided once the new blocks are laid out (their heights known)
+            self._hide_pending = True
+            self.call_after_refresh(self._hide_old)
         return mounted
 
-    def _hide_old(self) -> None:
-        """While following, hide the blocks before the last ``KEEP_SHOWN`` (once ``HIDE_SLACK``
-        more have piled up)."""
+    def first_kept(self) -> int:
+        """The index (into ``children``) of the oldest block that stays laid out while following:
+        the last blocks together at least ``KEEP_SCREENS`` pane heights tall (rows, margins
+        included, as last laid out; a block not laid out yet counts 0) and at least ``KEEP_MIN``
+        of them. ``hidden_count`` when the shown blocks are not that tall (or the pane has no
+        size yet)."""
         children = self.children
-        shown = len(children) - self.hidden_count
-        if shown < KEEP_SHOWN + HIDE_SLACK or not self.following:
+        need = KEEP_SCREENS * self.size.height
+        if need <= 0:
+            return self.hidden_count
+        rows = 0
+        index = len(children)
+        while index > self.hidden_count:
+            index -= 1
+            block = children[index]
+            rows += block.outer_size.height + max(block.styles.margin.top, block.styles.margin.bottom)
+            if rows >= need and len(children) - index >= KEEP_MIN:
+                return index
+        return self.hidden_count
+
+    def _hide_old(self) -> None:
+        """While following, hide the blocks before ``first_kept()`` once ``HIDE_SLACK`` or more
+        of them are laid out."""
+        self._hide_pending = False
+        if not self.following or not self.is_attached:
+            return
+        children = self.children
+        self.hidden_count = min(self.hidden_count, len(children))  # blocks may have been removed
+        end = self.first_kept()
+        if end - self.hidden_count < HIDE_SLACK:
             return
         focused = self.screen.focused if self.is_attached else None
         holding = set(focused.ancestors_with_self) if focused is not None else set()
-        end = len(children) - KEEP_SHOWN
         for block in children[self.hidden_count:end]:
             if block not in holding:
                 block.display = False
