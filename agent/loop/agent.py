@@ -55,6 +55,7 @@ from .reply import StreamedAttempt
 from .retry import call_with_retries
 from .tool_calls import ToolCallsMixin
 from .tool_source import sync_tool_source
+from .wire import WireCache
 
 
 class RequestTooLarge(ProviderError):
@@ -108,6 +109,7 @@ class Agent(ToolCallsMixin):
         # --- context compaction: the view the model sees (``loop.compactor``) ---
         self.compactor = Compactor(self)
         self._sent_view: list[Message] = []
+        self._wire = WireCache()  # each record's OpenAI dict, converted once (``loop.wire``)
         self.spending = Spending()  # the session's total and budget, shared with sub-agents
         self.turn_number = self.step_number = 0  # of ``ModelCallFinished``; set on resume
         self.call_purpose = "main"
@@ -148,11 +150,7 @@ class Agent(ToolCallsMixin):
         """Return the next main-loop request: system prompt + repaired history + tool schemas."""
         view = repair_history(self.context_view())
         messages = [SystemMessage(content=self.system_prompt).to_openai()]
-        for m in view:
-            if isinstance(m, AssistantMessage):
-                messages.append(m.to_openai(include_reasoning=self.config.send_reasoning_back))
-            else:
-                messages.append(m.to_openai())
+        messages += self._wire.messages(view, bool(self.config.send_reasoning_back))
         return ModelRequest(model=self.model, messages=messages, tools=self._offered_schemas(),
                             api_base=self.config.api_base, temperature=self.config.temperature,
                             max_tokens=self.config.max_tokens,

@@ -50,7 +50,7 @@ class ModelRequest(BaseModel):
     model: str
     #: Not validated: built by our code, and validating copied every message dict of a long history
     #: on each request (issue 18).
-    messages: SkipValidation[list[dict[str, Any]]]
+    messages: SkipValidation[list[dict[str, Any]]]  # shared between requests: see detached_messages
     tools: list[dict[str, Any]] = Field(default_factory=list)
     purpose: Literal["main", "summary", "refine", "reflexion", "subagent"] = "main"
     api_base: str | None = None
@@ -102,3 +102,29 @@ class Provider(Protocol):
         Raises ``ProviderError`` (before or during the stream) on failure.
         """
         ...
+
+
+def detached_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``messages`` (OpenAI dicts) that a provider may change in place without changing
+    the originals (``ModelRequest.messages`` are shared between requests: ``loop.wire``): each dict copied, with its ``tool_calls`` (and their ``function``) and list
+    ``content`` parts copied too; strings and numbers are shared (immutable)."""
+    out = []
+    for message in messages:
+        copy = dict(message)
+        calls = copy.get("tool_calls")
+        if isinstance(calls, list):
+            copy["tool_calls"] = [_copied_call(call) for call in calls]
+        content = copy.get("content")
+        if isinstance(content, list):
+            copy["content"] = [dict(part) if isinstance(part, dict) else part for part in content]
+        out.append(copy)
+    return out
+
+
+def _copied_call(call: Any) -> Any:
+    if not isinstance(call, dict):
+        return call
+    copy = dict(call)
+    if isinstance(copy.get("function"), dict):
+        copy["function"] = dict(copy["function"])
+    return copy

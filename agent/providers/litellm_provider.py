@@ -13,7 +13,7 @@ import threading
 from dataclasses import replace
 from typing import Any, Iterator
 
-from .base import ModelRequest, ProviderError, StreamDelta
+from .base import ModelRequest, ProviderError, StreamDelta, detached_messages
 from .litellm_loader import load_litellm
 from .prompt_cache import takes_cache_control, with_cache_breakpoints
 from .retry_after import retry_after_of
@@ -146,7 +146,9 @@ class LiteLLMProvider:
     def stream(self, request: ModelRequest, cancel: threading.Event) -> Iterator[StreamDelta]:
         """Yield the reply's deltas; raises ``ProviderError`` on failure."""
         litellm = load_litellm()
-        messages = request.messages
+        # Copies: litellm edits some message dicts in place, and the request's dicts are shared
+        # with later requests (``loop.wire``).
+        messages = detached_messages(request.messages)
         if takes_cache_control(request.model):
             messages = with_cache_breakpoints(messages)
         kwargs: dict[str, Any] = {
