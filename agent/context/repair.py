@@ -19,11 +19,14 @@ MISSING_RESULT_TEXT = (
 )
 
 
-def repair_history(messages: Sequence[Message]) -> list[Message]:
+def repair_history(messages: Sequence[Message], *, continues: bool = False) -> list[Message]:
     """Return a copy of ``messages`` (no system message) that satisfies the pairing invariants.
 
     Input and output are lists of conversation records (user, assistant, tool). Records are
-    reused, not copied, when they need no change. Never raises.
+    reused, not copied, when they need no change. ``continues``: the records follow a repaired
+    view that is not empty, so a leading assistant message is kept (``loop.wire`` repairs only
+    what was appended since the last request; the result is then the same as repairing the whole
+    view, as long as the appended records do not start with a tool result). Never raises.
     """
     out: list[Message] = []
     i = 0
@@ -33,7 +36,7 @@ def repair_history(messages: Sequence[Message]) -> list[Message]:
         if isinstance(msg, ToolResultMessage):
             i += 1  # orphan result: not directly after its assistant message
             continue
-        if not out and isinstance(msg, AssistantMessage):
+        if not out and not continues and isinstance(msg, AssistantMessage):
             i += 1  # the view never starts with an assistant message
             continue
         out.append(msg)

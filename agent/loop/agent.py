@@ -26,7 +26,6 @@ from typing import Callable
 
 from ..context.context_budget import ContextBudget
 from ..cancel import was_interrupted
-from ..context.repair import repair_history
 from ..events import (
     CompactionDone,
     ContextUsage,
@@ -55,7 +54,7 @@ from .reply import StreamedAttempt
 from .retry import call_with_retries
 from .tool_calls import ToolCallsMixin
 from .tool_source import sync_tool_source
-from .wire import WireCache
+from .wire import RequestHistory
 
 
 class RequestTooLarge(ProviderError):
@@ -109,7 +108,7 @@ class Agent(ToolCallsMixin):
         # --- context compaction: the view the model sees (``loop.compactor``) ---
         self.compactor = Compactor(self)
         self._sent_view: list[Message] = []
-        self._wire = WireCache()  # each record's OpenAI dict, converted once (``loop.wire``)
+        self._request_history = RequestHistory()  # the view repaired and converted incrementally (``loop.wire``)
         self.spending = Spending()  # the session's total and budget, shared with sub-agents
         self.turn_number = self.step_number = 0  # of ``ModelCallFinished``; set on resume
         self.call_purpose = "main"
@@ -148,9 +147,8 @@ class Agent(ToolCallsMixin):
 
     def build_request(self) -> ModelRequest:
         """Return the next main-loop request: system prompt + repaired history + tool schemas."""
-        view = repair_history(self.context_view())
         messages = [SystemMessage(content=self.system_prompt).to_openai()]
-        messages += self._wire.messages(view, bool(self.config.send_reasoning_back))
+        messages += self._request_history.messages(self.context_view(), bool(self.config.send_reasoning_back))
         return ModelRequest(model=self.model, messages=messages, tools=self._offered_schemas(),
                             api_base=self.config.api_base, temperature=self.config.temperature,
                             max_tokens=self.config.max_tokens,

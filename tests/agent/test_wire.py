@@ -1,17 +1,22 @@
-"""Records converted to request dicts once each (issue 18: a request's cost must not grow with
-the conversation), and providers that edit what they send work on copies."""
+"""Records repaired and converted to request dicts once each (issue 18: a request's cost must not
+grow with the conversation), the same dicts a full repair gives, and providers that edit what
+they send work on copies."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from agent.loop.wire import WireCache
+from agent.context.repair import repair_history
+from agent.loop.wire import RequestHistory, WireCache
 from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from agent.providers.base import ModelRequest, ProviderError, detached_messages
 from agent.providers.litellm_loader import load_litellm
 from agent.providers.litellm_provider import LiteLLMProvider
+from tests.history_strategies import build, events
 
 
 def history(pairs: int) -> list:
@@ -59,8 +64,42 @@ def test_records_no_longer_sent_are_forgotten() -> None:
     cache = WireCache()
     cache.messages(history(100), False)
     kept = history(2)
-    cache.messages(kept, False)
-    assert len(cache._dicts) <= 2 * len(kept) + 64
+    cache.keep_only(kept)
+    assert len(cache._dicts) <= len(kept)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(evs=events, cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=8), data=st.data())
+def test_a_growing_view_gives_what_a_full_repair_gives(evs, cuts, data) -> None:
+    """Views that grow (from random histories, valid or not, cut anywhere, even after a tool
+    call or between its results), a view replaced by a shorter one, a record replaced in place,
+    the reasoning flag switched: always the dicts of repairing the whole view."""
+    records = build(evs)
+    builder = RequestHistory()
+    reasoning = False
+    for cut in sorted(cuts) + [len(records)]:
+        if data.draw(st.booleans()) and records:  # now and then: a record replaced, or a shorter view
+            if data.draw(st.booleans()):
+                at = data.draw(st.integers(min_value=0, max_value=len(records) - 1))
+                records[at] = records[at].model_copy()
+            else:
+                cut = data.draw(st.integers(min_value=0, max_value=cut))
+        if data.draw(st.integers(min_value=0, max_value=5)) == 0:
+            reasoning = not reasoning
+        view = records[:cut]
+        assert builder.messages(view, reasoning) == direct(repair_history(view), reasoning)
+
+
+def test_appended_records_are_repaired_alone() -> None:
+    """The second request repairs only what was appended: a history whose first part is
+    already repaired is not walked again (the records' dicts are the same objects)."""
+    records = history(200)
+    builder = RequestHistory()
+    first = builder.messages(records, False)
+    records += [UserMessage(content="next")]
+    second = builder.messages(records, False)
+    assert len(second) == len(first) + 1 and all(a is b for a, b in zip(first, second))
+    assert second[-1] == {"role": "user", "content": "next"}
 
 
 def test_detached_copies_can_be_edited_without_touching_the_originals() -> None:
