@@ -13,6 +13,7 @@ them on every request it receives, so each test checks the core's requests.
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any
 
@@ -35,13 +36,21 @@ def _text(message: dict[str, Any]) -> str:
     return ""
 
 
-def request_problems(messages: list[dict[str, Any]]) -> list[str]:
-    """The problems of one request's ``messages`` (OpenAI format), empty when there are none."""
+def request_problems(messages: list[dict[str, Any]], start: int = 0) -> list[str]:
+    """The problems of one request's ``messages`` (OpenAI format), empty when there are none.
+
+    ``start``: the messages before it are known to pass (they were a whole request that passed,
+    and message ``start`` is not a tool result), so only the first message and those from
+    ``start`` on are checked; problems still name messages by their index in ``messages``.
+    """
     problems: list[str] = []
-    first = next((i for i, m in enumerate(messages) if m.get("role") != "system"), None)
-    if first is not None and messages[first].get("role") in ("assistant", "tool"):
-        problems.append(f"the conversation starts with a {messages[first].get('role')} message (message {first})")
-    for i, m in enumerate(messages):
+    if start <= 0:
+        start = 0
+        first = next((i for i, m in enumerate(messages) if m.get("role") != "system"), None)
+        if first is not None and messages[first].get("role") in ("assistant", "tool"):
+            problems.append(f"the conversation starts with a {messages[first].get('role')} message (message {first})")
+    checked = enumerate(messages) if start == 0 else [(0, messages[0]), *zip(range(start, len(messages)), messages[start:])]
+    for i, m in checked:
         content = m.get("content")
         if content.__class__ is str:  # the common case, without copying the text: isspace, not strip
             if content and not content.isspace():
@@ -50,7 +59,7 @@ def request_problems(messages: list[dict[str, Any]]) -> list[str]:
             continue
         if not (m.get("role") == "assistant" and m.get("tool_calls")):
             problems.append(f"message {i} ({m.get('role')}) is empty")
-    i = 0
+    i = start
     while i < len(messages):
         m = messages[i]
         i += 1
@@ -73,9 +82,10 @@ def request_problems(messages: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def check_request(messages: list[dict[str, Any]], purpose: str = "main") -> None:
-    """Raise ``InvalidRequest`` naming every problem of ``messages`` (see ``request_problems``)."""
-    problems = request_problems(messages)
+def check_request(messages: list[dict[str, Any]], purpose: str = "main", start: int = 0) -> None:
+    """Raise ``InvalidRequest`` naming every problem of ``messages`` (see ``request_problems``;
+    ``start`` as there)."""
+    problems = request_problems(messages, start)
     if problems:
         message = f"invalid {purpose} request ({len(messages)} messages): " + "; ".join(problems)
         with _lock:
@@ -83,4 +93,28 @@ def check_request(messages: list[dict[str, Any]], purpose: str = "main") -> None
         raise InvalidRequest(message)
 
 
-__all__ = ["VIOLATIONS", "InvalidRequest", "check_request", "request_problems"]
+class RequestChecker:
+    """``check_request`` for the successive requests of a conversation, in time that does not grow
+    with it: a request whose messages repeat those of the last request that passed for the same
+    ``key`` (the same dict objects, which ``loop.wire`` gives every request, after the first: the
+    system message is built per request) and go on after them with anything but a tool result is
+    checked only from there. Not thread-safe: the caller holds a lock."""
+
+    def __init__(self) -> None:
+        self._passed: dict[Any, list[dict[str, Any]]] = {}
+
+    def check(self, messages: list[dict[str, Any]], purpose: str = "main", key: Any = None) -> int:
+        """Raise ``InvalidRequest`` as ``check_request`` does; returns the index checking started
+        from (0: the whole request was checked)."""
+        key = (purpose, key)
+        last = self._passed.get(key)
+        start = 0
+        if last and len(last) > 1 and len(messages) >= len(last) and all(map(operator.is_, last[1:], messages[1:len(last)])):
+            if len(messages) == len(last) or messages[len(last)].get("role") != "tool":
+                start = len(last)
+        check_request(messages, purpose, start)
+        self._passed[key] = list(messages)
+        return start
+
+
+__all__ = ["VIOLATIONS", "InvalidRequest", "RequestChecker", "check_request", "request_problems"]

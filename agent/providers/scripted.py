@@ -34,7 +34,7 @@ from typing import Any, Iterable, Iterator
 from .base import ModelRequest, ProviderError, StreamDelta
 from .replay_file import ERROR_MESSAGES as _ERROR_MESSAGES
 from .replay_file import REPLY_KEYS, ReplayError, load_replay_file
-from .request_check import check_request
+from .request_check import RequestChecker
 
 __all__ = ["CHUNK_CHARS", "PLACEHOLDER_SUMMARY", "REPLY_KEYS", "ReplayError", "ScriptedProvider",
            "highest_generated_id", "load_replay_file"]
@@ -63,6 +63,7 @@ class ScriptedProvider:
         self._lock = threading.Lock()
         self._call_counter = 0
         self._subagent_calls: dict[int, int] = {}  # sub-agent index -> its calls so far
+        self._checker = RequestChecker()  # request_check on each request, from where the last one ended
 
     def continue_ids_after(self, ids: Iterable[str]) -> None:
         """Generate tool-call ids after every ``call_N_i`` among ``ids`` (a resumed session's
@@ -101,7 +102,7 @@ class ScriptedProvider:
         """
         with self._lock:
             self._record(request)
-            check_request(request.messages, request.purpose)
+            checked_from = self._checker.check(request.messages, request.purpose, request.task_index)
             if request.purpose == "subagent":
                 reply = self._next_subagent_reply(request.task_index)
             else:
@@ -118,7 +119,9 @@ class ScriptedProvider:
                 self._subagent_calls[task] = self._subagent_calls.get(task, 0) + 1
                 id_prefix = f"call_t{task}_{self._subagent_calls[task]}"
             else:
-                self._call_counter = max(self._call_counter, _highest_generated(request.messages)) + 1
+                # The messages before ``checked_from`` were counted by an earlier request (the
+                # counter only grows), so only the rest is read.
+                self._call_counter = max(self._call_counter, _highest_generated(request.messages[checked_from:])) + 1
                 id_prefix = f"call_{self._call_counter}"
         if reply.get("error"):
             kind = reply["error"]

@@ -52,3 +52,46 @@ def test_the_scripted_provider_refuses_an_invalid_request():
     assert request_check.VIOLATIONS  # the suite's fixture fails a test that leaves one
     request_check.VIOLATIONS.clear()
     assert provider.requests == [request]
+
+
+def test_a_growing_conversation_is_checked_from_where_the_last_request_ended():
+    """RequestChecker (the scripted provider's): a request that repeats the last one's dicts is
+    checked only after them, with the same verdict and message numbers a full check gives."""
+    checker = request_check.RequestChecker()
+    history = [USER, *answered("a")]
+    assert checker.check([dict(SYSTEM), *history]) == 0
+    history += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "more"}]
+    assert checker.check([dict(SYSTEM), *history]) == 4  # the system message is rebuilt per request
+    bad = [dict(SYSTEM), *history, {"role": "assistant", "content": "  "}]
+    with pytest.raises(InvalidRequest) as info:
+        checker.check(bad)
+    assert str(info.value).endswith("message 6 (assistant) is empty") and request_problems(bad) == [
+        "message 6 (assistant) is empty"]
+    # The bad request did not pass, so it is not a base: the next one is checked from the last good one.
+    assert checker.check([dict(SYSTEM), *history, {"role": "assistant", "content": "ok"}]) == 6
+    request_check.VIOLATIONS.clear()  # raised on purpose above
+
+
+@pytest.mark.parametrize("tail", [
+    [{"role": "tool", "tool_call_id": "a", "content": "late"}],  # a result after a passed request: orphan
+    [{"role": "assistant", "content": "", "tool_calls": [call("z")]}],  # a call with no result
+])
+def test_what_follows_a_passed_request_is_still_caught(tail):
+    checker = request_check.RequestChecker()
+    history = [dict(SYSTEM), USER, *answered("a")]
+    checker.check(history)
+    with pytest.raises(InvalidRequest):
+        checker.check([*history, *tail])
+    request_check.VIOLATIONS.clear()  # raised on purpose
+
+
+def test_changed_dicts_or_another_purpose_are_checked_whole():
+    checker = request_check.RequestChecker()
+    history = [dict(SYSTEM), USER, *answered("a")]
+    checker.check(history)
+    copied = [dict(m) for m in history] + [{"role": "user", "content": "next"}]
+    assert checker.check(copied) == 0
+    assert checker.check(history + [{"role": "user", "content": "x"}], purpose="summary") == 0
+    with pytest.raises(InvalidRequest):  # a different first message (assistant) is caught
+        checker.check([dict(SYSTEM), {"role": "assistant", "content": "hi"}, USER])
+    request_check.VIOLATIONS.clear()  # raised on purpose
