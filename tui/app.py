@@ -126,6 +126,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
 
         self.plan_mode = PlanModeController(self, active=start_in_plan_mode)  # Plan/Act (Shift+Tab)
         self._wanted_theme: str | None = None  # settled by the first _load_themes
+        self._themes_scheduled = False  # load_themes_after_paint was called
         self._theme_toggled = False  # Ctrl+T was pressed (wins over the theme setting)
         self._first_frame_theme: str | None = None  # registered by the quick check, not yet validated
         self._choose_first_theme(session.settings.theme if session is not None else theme_hint)
@@ -177,16 +178,16 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
                 asyncio.get_running_loop().add_signal_handler(signum, self.on_terminate_signal, signum)
         self.set_interval(5.0, self._idle_collect)
         status = self.main_screen.query_one(StatusBar)
-        self.call_after_refresh(self._load_themes)  # validated, after the first paint
-        if self.watch_themes:  # after the paint too: importing watchfiles costs ~30 ms
-            self.call_after_refresh(self.watch_theme_files)
         status.mode = self.plan_mode.mode
         self.main_screen.query_one(PromptInput).focus()
         self.screen_change_signal.subscribe(self, self._focus_prompt_on_return)
         if self.session is not None:
+            self.load_themes_after_paint()
             await self._bind_session()
         else:  # paint first; the session opens in a worker (tui/startup.py)
             status.activity = "starting..."
+            # The session first: the theme files are validated once it is open and drawn
+            # (``on_session_opened``), so a resumed conversation does not wait for them (issue 18).
             self.call_after_refresh(self._open_session)
 
     def on_terminate_signal(self, signum: int) -> None:

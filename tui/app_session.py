@@ -46,6 +46,7 @@ class SessionLifecycleMixin:
         self.post_message(SessionOpened(session, notices))
 
     def _startup_failed(self, line: str) -> None:
+        self.load_themes_after_paint()  # the app may still show a frame or two
         self.startup_error = line
         self.exit(return_code=2)
 
@@ -64,6 +65,7 @@ class SessionLifecycleMixin:
         if self.plan_mode.active:  # toggled on while starting, or --plan: journal it
             self.plan_mode.set_active(True)
         await self._bind_session()
+        self.load_themes_after_paint()
         early, self._early_prompts = self._early_prompts, []
         for text in early:
             await self.handle_input(text)

@@ -56,6 +56,16 @@ class ThemesMixin:
                             update=False)
         self._refresh_truecolor_filter(self.ansi_theme)
 
+    def load_themes_after_paint(self) -> None:
+        """Validate the theme files after the next paint (``_load_themes``) and start watching
+        them (importing watchfiles costs ~30 ms); only the first call does anything."""
+        if self._themes_scheduled:
+            return
+        self._themes_scheduled = True
+        self.call_after_refresh(self._load_themes)
+        if self.watch_themes:
+            self.call_after_refresh(self.watch_theme_files)
+
     def _load_themes(self) -> None:
         """Load and validate every theme file, register the good ones and report the bad ones.
 

@@ -156,7 +156,8 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     records = resumed.records
     replay = _Replay(session, resumed, handler, 0,
                      first_record=resume_backfill.records_before(resume_backfill.message_positions(records), first))
-    for record in records:
+    await replay.skip(records[:replay.first_record])
+    for record in records[replay.first_record:]:
         await replay.record(record)
     await handler.close_open_blocks()  # calls without a saved result: the session stopped there
     conversation.scroll_end(animate=False)
@@ -195,6 +196,24 @@ class _Replay:
     @property
     def shown(self) -> bool:
         return self.seen > self.hidden and self.index >= self.first_record
+
+    async def skip(self, records: list[object]) -> None:
+        """``record`` for each of ``records``, which come before ``first_record`` (so none is
+        drawn), in one loop: 5 000 messages above the drawn ones cost one call each otherwise.
+        Only plan records and undo events act (on the sidebar)."""
+        from agent.session.records import EventRecord, MessageRecord, PlanRecord
+
+        for record in records:
+            self.index += 1
+            if isinstance(record, MessageRecord):
+                self.seen += 1
+            elif isinstance(record, PlanRecord):
+                await self.plan(record)
+            elif isinstance(record, EventRecord):
+                if record.is_undo and not self.backfill:
+                    _forget_in_sidebar(self.handler, list(record.files or []))
+                if record.is_turn_finished:
+                    self.turn_over = True
 
     async def record(self, record: object) -> None:
         from agent.session.records import CompactionRecord, EventRecord, MessageRecord, PlanRecord, SubagentRecord

@@ -202,14 +202,40 @@ def latest_session(project_root: Path, *, include_empty: bool = False) -> Sessio
     the model (any session with ``include_empty``), or ``None`` when there is none. This is what
     ``--continue`` resumes: never the empty session another window just opened, nor a launch
     whose prompt got no answer (a missing key, say)."""
+    for path in _newest_with_reply(project_root, include_empty):
+        try:
+            return session_info(path)
+        except OSError:  # gone or unreadable since the check
+            continue
+    return None
+
+
+def latest_session_path(project_root: Path, *, include_empty: bool = False) -> Path | None:
+    """The journal ``latest_session`` describes, found without summarising it: each journal,
+    newest first, is read only up to its first whole reply line (``--continue`` on a
+    5 000-message session read all of it, 70 ms). None when there is none."""
+    return next(_newest_with_reply(project_root, include_empty), None)
+
+
+def _newest_with_reply(project_root: Path, include_empty: bool) -> Iterable[Path]:
+    """The project's journals, newest first, that hold a reply (all of them with
+    ``include_empty``); unreadable ones are left out."""
     for path in sorted(_journal_paths(project_root), key=_mtime_key, reverse=True):
         try:
-            info = session_info(path)
+            if include_empty or _has_reply(path):
+                yield path
         except OSError:
             continue
-        if include_empty or info.replies:
-            return info
-    return None
+
+
+def _has_reply(path: Path) -> bool:
+    """True when the journal at ``path`` holds a whole line with a reply of the model (what
+    ``session_info`` counts as ``replies``). Raises ``OSError`` if unreadable."""
+    with path.open("rb") as fh:
+        for raw in fh:
+            if is_assistant_message_line(raw) and is_whole_line(raw):
+                return True
+    return False
 
 
 def find_session(project_root: Path, ref: str) -> Path:
@@ -219,10 +245,10 @@ def find_session(project_root: Path, ref: str) -> Path:
     recent non-empty ids) otherwise."""
     folder = sessions_dir(project_root)
     if ref == "latest":
-        info = latest_session(project_root)
-        if info is None:
+        path = latest_session_path(project_root)
+        if path is None:
             raise SessionNotFoundError(f"no saved session with a conversation for this project (looked in {folder})")
-        return info.path
+        return path
     if not ref or "/" in ref or "\\" in ref or ref.startswith("."):
         raise SessionNotFoundError(f"invalid session id {ref!r}")
     exact = folder / f"{ref}.jsonl"

@@ -136,3 +136,44 @@ def test_a_denied_call_is_denied_live_and_after_resume(tmp_path):
     loaded = load_session(session.journal_path)
     [result] = [m for m in loaded.messages if m.role == "tool"]
     assert loaded.result_for(result) == finished.result
+
+
+def test_reading_a_journal_straight_from_json_gives_what_the_long_way_gives(tmp_path):
+    """read_records validates each line from its JSON text; every kind of record, the old
+    journal's shapes, and lines that are torn, glued to a torn one, of an unknown kind, invalid
+    or nested too deep give the same records and the same warnings as decoding then validating."""
+    from agent.messages import MAX_JSON_DEPTH
+    from agent.session.records import read_journal as decoded_lines
+
+    path = tmp_path / "mixed.jsonl"
+    journal = SessionJournal(path)
+    for record in EXAMPLES:
+        journal.append(record)
+    journal.close()
+    deep: dict = {}
+    for _ in range(MAX_JSON_DEPTH + 5):
+        deep = {"a": deep}
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(OLD_JOURNAL.read_text(encoding="utf-8"))
+        fh.write('{"kind": "message", "message": {"role": "user", "cont\n')  # torn
+        fh.write('{"kind": "message", "mess' + json.dumps(EXAMPLES[0].dump()) + "\n")  # a whole record glued to a torn one
+        fh.write('{"kind": "mystery", "x": 1}\n')
+        fh.write('{"kind": "message", "message": {"role": "nobody"}}\n')
+        fh.write(json.dumps({"kind": "event", "type": "turn_finished", "data": deep}) + "\n")
+        fh.write("\n")
+    fast_warnings: list[str] = []
+    slow_warnings: list[str] = []
+    fast = list(read_records(path, fast_warnings))
+    slow = [r for r in (parse_record(d, str(path), slow_warnings) for d in decoded_lines(path, slow_warnings)) if r]
+
+    def shape(record):  # an old line without created_at gets the time of reading: not compared
+        dumped = record.model_dump(mode="json")
+        message = getattr(record, "message", None)
+        if message is not None and "created_at" not in message.model_fields_set:
+            dumped["message"].pop("created_at")
+        return dumped
+
+    assert [shape(r) for r in fast] == [shape(r) for r in slow]
+    assert [type(r) for r in fast] == [type(r) for r in slow]
+    assert len(fast) >= len(EXAMPLES) + 1
+    assert sorted(fast_warnings) == sorted(slow_warnings) and len(fast_warnings) >= 4

@@ -156,6 +156,8 @@ async def test_an_unknown_theme_falls_back_with_a_notice(workspace, ui) -> None:
     app.notify = lambda message, **_: toasts.append(str(message))  # type: ignore[method-assign]
     async with app.run_test(size=(120, 36)) as pilot:
         await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        # The theme files are validated once the session is open and drawn.
+        await ui.wait_for(pilot, lambda: app._wanted_theme is None, what="the theme files validated")
         assert app.theme == "opencli-dark"
         assert any("Unknown theme 'no-such-theme'" in t for t in toasts)
     app.session.close()
@@ -172,6 +174,8 @@ async def test_a_theme_file_changed_to_invalid_keeps_the_app_running(workspace, 
     app.notify = lambda message, **_: toasts.append(str(message))  # type: ignore[method-assign]
     async with app.run_test(size=(120, 36)) as pilot:
         await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        # The theme files are validated once the session is open and drawn; the watcher runs after.
+        await ui.wait_for(pilot, lambda: app._wanted_theme is None, what="the theme files validated")
         assert app.theme == "mine" and not app.current_theme.dark
         (themes / "mine.toml").write_text('name = "mine"\nprimary = "oops"\n')
         app._load_themes()  # what the watcher does on a change
