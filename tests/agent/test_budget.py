@@ -618,3 +618,18 @@ def test_a_prepared_session_has_its_encoding_loaded(tmp_path):
     session.prepare()
     assert tok_mod._encodings.get(O200K) is not None
     session.close()
+
+
+def test_the_rank_file_parse_is_what_the_per_line_loop_built():
+    """parse_ranks (one split, C decoding) gives the dict the per-line loop gave, for the real
+    cl100k file; a line without a rank is refused."""
+    import base64
+
+    from agent.context import tokenizer
+
+    path = next(p for p in tokenizer._candidate_files(CL100K) if p.is_file())
+    data = path.read_bytes()
+    slow = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+    assert tokenizer.parse_ranks(data) == slow and len(slow) > 100_000
+    with pytest.raises(ValueError):
+        tokenizer.parse_ranks(b"YQ== 0\nYg==\n")
