@@ -332,7 +332,7 @@ def ours_round(env: dict[str, str], server: FakeServer, base: int, profile: str 
                 seen_end = term.wait_for(f"Q{n}DONE".encode(), 120, since=mark)
                 cpu = tree_cpu(term.proc.pid) - cpu0
                 if spy is not None:
-                    spy.terminate()
+                    spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT, not on SIGTERM
                     spy.wait()
                 first, last = server.sent.get(n, (seen_first, seen_end))
                 length = last - first
