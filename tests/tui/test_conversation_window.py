@@ -158,3 +158,36 @@ async def test_the_window_is_rows_not_blocks_and_keeps_a_minimum(make_app) -> No
         tall = len(conversation.children) - conversation.hidden_count
         assert conversation_module.KEEP_MIN <= tall < one_line
         assert all(block.display for block in conversation.children[conversation.hidden_count:])
+
+
+async def test_the_first_frame_after_a_reveal_already_shows_the_same_place(make_app) -> None:
+    """Blocks shown again above the view do not flash at the top for a frame: the view is moved
+    down by their rows before the next layout (they were laid out before being hidden)."""
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = app.query_one(Conversation)
+        await fill(conversation, 90)
+        await pilot.pause()
+        hidden = conversation.hidden_count
+        assert hidden > 0
+        app.query_one("PromptInput").focus()
+        conversation.release_anchor()
+        conversation.scroll_to(y=1, animate=False)  # one row under the top of what is shown
+        await pilot.pause()
+        assert conversation.hidden_count == hidden
+        first_shown = conversation.children[hidden]
+        frames: list[int] = []  # where that block is on the first frame after the reveal, then after
+        reveal = conversation.reveal
+
+        def spied_reveal(count=None):
+            shown_again = reveal(count)
+            conversation.call_after_refresh(lambda: frames.append(first_shown.region.y - conversation.content_region.y))
+            return shown_again
+
+        conversation.reveal = spied_reveal
+        await pilot.press("pageup")  # at the top: the previous blocks are shown again
+        await pilot.pause()
+        await pilot.pause()
+        assert conversation.hidden_count < hidden
+        frames.append(first_shown.region.y - conversation.content_region.y)
+        assert len(frames) == 2 and all(0 <= y <= first_shown.styles.margin.top for y in frames), frames

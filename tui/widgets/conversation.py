@@ -67,7 +67,7 @@ class Conversation(VerticalScroll, can_focus=False):
     def first_kept(self) -> int:
         """The index (into ``children``) of the oldest block that stays laid out while following:
         the last blocks together at least ``KEEP_SCREENS`` pane heights tall (rows, margins
-        included, as last laid out; a block not laid out yet counts 0) and at least ``KEEP_MIN``
+        included, as last laid out; a block not laid out yet counts 1) and at least ``KEEP_MIN``
         of them. ``hidden_count`` when the shown blocks are not that tall (or the pane has no
         size yet)."""
         children = self.children
@@ -78,8 +78,7 @@ class Conversation(VerticalScroll, can_focus=False):
         index = len(children)
         while index > self.hidden_count:
             index -= 1
-            block = children[index]
-            rows += block.outer_size.height + max(block.styles.margin.top, block.styles.margin.bottom)
+            rows += _rows(children[index]) or 1  # not laid out yet: at least its line
             if rows >= need and len(children) - index >= KEEP_MIN:
                 return index
         return self.hidden_count
@@ -130,7 +129,19 @@ class Conversation(VerticalScroll, can_focus=False):
         if self.hidden_count:
             self.hidden_count = min(self.hidden_count, len(self.children))  # blocks may have been removed
             first_shown = self.children[self.hidden_count] if self.hidden_count < len(self.children) else None
-            if self.reveal(REVEAL_BATCH) and first_shown is not None:  # keep the top block where it was
+            revealed = self.reveal(REVEAL_BATCH)
+            if revealed and first_shown is not None:  # keep the top block where it was
+                heights = [_rows(block) for block in revealed]
+                if all(heights):
+                    # Every revealed block was laid out before it was hidden: scroll down by their
+                    # rows now, unclamped (the content grows by as much at the next layout), so the
+                    # next frame already shows the same place; scrolling after that frame showed
+                    # the revealed blocks at the top for a frame or more (a visible flash).
+                    offset = self.scroll_y + sum(heights)
+                    self.set_reactive(Conversation.scroll_y, offset)
+                    self.set_reactive(Conversation.scroll_target_y, offset)
+                    self.refresh(layout=True)
+                # And once laid out, exactly (a resize since they were hidden changed their heights).
                 self.call_after_refresh(self.scroll_to_widget, first_shown, animate=False, top=True)
         elif self.has_earlier and not any(w.group == "earlier" and not w.is_finished for w in self.workers):
             self.run_worker(self._draw_earlier(REVEAL_BATCH), group="earlier")
@@ -199,6 +210,13 @@ class Conversation(VerticalScroll, can_focus=False):
         self.hidden_count = 0
         self.earlier = None
         await self.remove_children()
+
+
+def _rows(block: Widget) -> int:
+    """Rows ``block`` took when last laid out, its larger vertical margin included (0: never
+    laid out)."""
+    height = block.outer_size.height
+    return height + max(block.styles.margin.top, block.styles.margin.bottom) if height else 0
 
 
 async def _next_refresh(widget: Widget) -> None:
