@@ -36,6 +36,8 @@ KEEP_MIN = 6
 HIDE_SLACK = 8
 #: Blocks shown again each time the view reaches the top of what is shown.
 REVEAL_BATCH = 20
+#: Seconds the block at the top stays held in place while blocks come in above it (``_hold``).
+HOLD_S = 1.0
 
 
 class Conversation(VerticalScroll, can_focus=False):
@@ -45,6 +47,8 @@ class Conversation(VerticalScroll, can_focus=False):
         super().__init__(*args, **kwargs)
         self.hidden_count = 0
         self._hide_pending = False
+        #: (block, rows from the top of the view) to hold while blocks come in above it.
+        self._keep_in_view: tuple[Widget, int] | None = None
         #: The loader of a resumed session's messages not drawn yet (``EarlierMessages``), or None.
         self.earlier = None
 
@@ -117,6 +121,7 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         """The wheel turned up with the view already at the top (no scroll to watch)."""
+        self._release_hold()
         if self.scroll_y <= 0:
             self._load_above()
 
@@ -129,22 +134,49 @@ class Conversation(VerticalScroll, can_focus=False):
         if self.hidden_count:
             self.hidden_count = min(self.hidden_count, len(self.children))  # blocks may have been removed
             first_shown = self.children[self.hidden_count] if self.hidden_count < len(self.children) else None
-            revealed = self.reveal(REVEAL_BATCH)
-            if revealed and first_shown is not None:  # keep the top block where it was
-                heights = [_rows(block) for block in revealed]
-                if all(heights):
-                    # Every revealed block was laid out before it was hidden: scroll down by their
-                    # rows now, unclamped (the content grows by as much at the next layout), so the
-                    # next frame already shows the same place; scrolling after that frame showed
-                    # the revealed blocks at the top for a frame or more (a visible flash).
-                    offset = self.scroll_y + sum(heights)
-                    self.set_reactive(Conversation.scroll_y, offset)
-                    self.set_reactive(Conversation.scroll_target_y, offset)
-                    self.refresh(layout=True)
-                # And once laid out, exactly (a resize since they were hidden changed their heights).
-                self.call_after_refresh(self.scroll_to_widget, first_shown, animate=False, top=True)
+            self._hold(first_shown)
+            if not self.reveal(REVEAL_BATCH):
+                self._keep_in_view = None
         elif self.has_earlier and not any(w.group == "earlier" and not w.is_finished for w in self.workers):
             self.run_worker(self._draw_earlier(REVEAL_BATCH), group="earlier")
+
+    def _hold(self, block: Widget | None, *, at_top: bool = False) -> None:
+        """Keep ``block`` at its place in the view while blocks are shown or drawn above it (and
+        lay themselves out, over several frames), until the user scrolls or ``HOLD_S`` passed;
+        ``at_top``: at the top of the view instead."""
+        if block is None or not block.is_attached or not block.region.height:
+            self._keep_in_view = None
+            return
+        # Virtual rows (as last laid out: a scroll since does not change them) minus where the
+        # view is now (``region`` would still show the place before a scroll not yet laid out).
+        self._keep_in_view = (block, 0 if at_top else block.virtual_region.y - round(self.scroll_y))
+        hold = self._keep_in_view
+        self.set_timer(HOLD_S, lambda: self._release_hold(hold))
+
+    def _release_hold(self, hold: tuple[Widget, int] | None = None) -> None:
+        """Stop holding (only ``hold``, when given: a later hold stays)."""
+        if hold is None or self._keep_in_view is hold:
+            self._keep_in_view = None
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self._release_hold()
+
+    def arrange(self, size, optimal: bool = False):  # type: ignore[no-untyped-def]
+        """Textual's arrangement of the blocks; while a block is held (``_hold``), the scroll
+        offset is set from it here, in the layout pass, the way Textual keeps an anchored view at
+        the end: the frame that first shows the blocks added above already shows the same place
+        (scrolling after that frame showed them at the top for a frame or more: a flash)."""
+        result = super().arrange(size, optimal)
+        keep = self._keep_in_view
+        if keep is not None and not self.following:
+            block, rows = keep
+            placement = next((p for p in result.placements if p.widget is block), None)
+            if placement is not None:
+                offset = max(0, placement.region.y - rows)
+                self.set_reactive(Conversation.scroll_y, offset)
+                self.set_reactive(Conversation.scroll_target_y, offset)
+                self.vertical_scrollbar._reactive_position = offset
+        return result
 
     @property
     def has_earlier(self) -> bool:
@@ -163,12 +195,12 @@ class Conversation(VerticalScroll, can_focus=False):
             siblings = list(self.children)
             at = siblings.index(earlier.header) if earlier.header in siblings else -1
             under = siblings[at + 1] if 0 <= at < len(siblings) - 1 else None
+        if not to_top and under is not None:
+            self._hold(under, at_top=True)  # the first block under the header: at the top
         if not await earlier.load(count):
             return
         if to_top:
             self.call_after_refresh(self.scroll_home, animate=False)
-        elif under is not None and under.is_attached:
-            self.call_after_refresh(self.scroll_to_widget, under, animate=False, top=True)
 
     async def fill_view(self) -> None:
         """Draw earlier messages of a resumed session until the view can scroll (so scrolling up
@@ -185,6 +217,7 @@ class Conversation(VerticalScroll, can_focus=False):
     def page(self, pages: int) -> None:
         """Scroll by ``pages`` screens (negative: up). Scrolling up stops following new content
         until the view is back at the end (Textual re-anchors there)."""
+        self._release_hold()
         if pages < 0:
             self.release_anchor()
             if self.scroll_y <= 0:  # already at the top: nothing scrolls, so no watch fires
@@ -193,6 +226,7 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def to_start(self) -> None:
         """Scroll to the first block (and stop following new content); hidden blocks are shown."""
+        self._release_hold()
         self.release_anchor()
         if self.reveal():
             self.call_after_refresh(self.scroll_home, animate=False)
@@ -202,6 +236,7 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def follow(self) -> None:
         """Scroll to the end and keep following new content."""
+        self._release_hold()
         self.anchor()
         self.scroll_end(animate=False)
 
