@@ -2,13 +2,12 @@
 
 A request sends the whole history; repairing and converting it again on every request made a
 turn's cost grow with the conversation (issue 18: about 6 ms per request at 5 000 messages).
-Records are not changed once appended (``ContextBudget``'s token counts rely on that too), so:
-
-- ``WireCache`` keeps each record's dict (``to_openai``) and gives it to every later request;
-- ``RequestHistory`` remembers the last view it was given: when the next view starts with the
-  same records (identity) and what was appended does not start with a tool result, only the
-  appended records are repaired (``repair_history(..., continues=True)``) and converted; otherwise
-  (a compaction, /clear, a late tool result) the whole view is.
+Records are not changed once appended (``ContextBudget``'s token counts rely on that too), so
+``RequestHistory`` remembers the last view it was given, repaired and converted: when the next view
+starts with the same records (identity) and what was appended does not start with a tool result,
+only the appended records are repaired (``repair_history(..., continues=True)``) and converted, and
+the earlier dicts are given to the request again; otherwise (a compaction, /clear, a late tool
+result, a replaced record) the whole view is.
 
 The dicts are shared between requests: a provider that changes what it sends (litellm edits some
 message dicts in place) sends ``providers.base.detached_messages`` copies instead.
@@ -23,41 +22,11 @@ from ..context.repair import repair_history
 from ..messages import AssistantMessage, Message, ToolResultMessage
 
 
-class WireCache:
-    """Converts records with ``to_openai`` once each; ``messages(records, include_reasoning)``
-    returns their dicts, in order (a list of ``dict[str, Any]``, one per record)."""
-
-    def __init__(self) -> None:
-        #: record id -> (the record, include_reasoning used, its dict).
-        self._dicts: dict[str, tuple[Message, bool, dict[str, Any]]] = {}
-
-    def messages(self, records: Sequence[Message], include_reasoning: bool) -> list[dict[str, Any]]:
-        """The OpenAI dicts of ``records``. An assistant record's reasoning content is included
-        when ``include_reasoning`` (``AssistantMessage.to_openai``). A record is converted again
-        when it is not the object converted under its id (a replaced record) or the flag changed.
-        Raises what ``to_openai`` raises (nothing for valid records)."""
-        cache = self._dicts
-        out: list[dict[str, Any]] = []
-        append = out.append
-        for record in records:
-            entry = cache.get(record.id)
-            if entry is not None and entry[0] is record and entry[1] is include_reasoning:
-                append(entry[2])
-                continue
-            if isinstance(record, AssistantMessage):
-                wire = record.to_openai(include_reasoning=include_reasoning)
-            else:
-                wire = record.to_openai()
-            cache[record.id] = (record, include_reasoning, wire)
-            append(wire)
-        return out
-
-    def keep_only(self, records: Sequence[Message]) -> None:
-        """Forget the dicts of records not in ``records`` (after a compaction or /clear), once
-        the cache holds more than twice as many as ``records``."""
-        if len(self._dicts) > 2 * len(records) + 64:
-            kept = {record.id for record in records}
-            self._dicts = {key: entry for key, entry in self._dicts.items() if key in kept}
+def _dicts_of(records: Sequence[Message], include_reasoning: bool) -> list[dict[str, Any]]:
+    """``to_openai`` of each record; an assistant record's reasoning content is included when
+    ``include_reasoning``."""
+    return [record.to_openai(include_reasoning=include_reasoning) if isinstance(record, AssistantMessage)
+            else record.to_openai() for record in records]
 
 
 class RequestHistory:
@@ -68,7 +37,6 @@ class RequestHistory:
     """
 
     def __init__(self) -> None:
-        self._wire = WireCache()
         self._view: list[Message] = []
         self._repaired: list[Message] = []
         self._dicts: list[dict[str, Any]] = []
@@ -82,11 +50,10 @@ class RequestHistory:
                 and all(map(operator.is_, self._view, view))):
             appended = repair_history(view[known:], continues=bool(self._repaired))
             repaired = self._repaired + appended
-            dicts = self._dicts + self._wire.messages(appended, include_reasoning)
+            dicts = self._dicts + _dicts_of(appended, include_reasoning)
         else:
             repaired = repair_history(view)
-            dicts = self._wire.messages(repaired, include_reasoning)
-            self._wire.keep_only(repaired)
+            dicts = _dicts_of(repaired, include_reasoning)
         self._view, self._repaired, self._dicts = list(view), repaired, dicts
         self._reasoning = include_reasoning
         return list(dicts)

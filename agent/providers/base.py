@@ -106,8 +106,9 @@ class Provider(Protocol):
 
 def detached_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copies of ``messages`` (OpenAI dicts) that a provider may change in place without changing
-    the originals (``ModelRequest.messages`` are shared between requests: ``loop.wire``): each dict copied, with its ``tool_calls`` (and their ``function``) and list
-    ``content`` parts copied too; strings and numbers are shared (immutable)."""
+    the originals (``ModelRequest.messages`` are shared between requests: ``loop.wire``): each
+    dict copied, with its ``tool_calls`` (and their ``function``) and list ``content`` parts
+    copied too; strings and numbers are shared (immutable)."""
     out = []
     for message in messages:
         copy = dict(message)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.context.repair import repair_history
-from agent.loop.wire import RequestHistory, WireCache
+from agent.loop.wire import RequestHistory
 from agent.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from agent.providers.base import ModelRequest, ProviderError, detached_messages
 from agent.providers.litellm_loader import load_litellm
@@ -38,7 +38,7 @@ def direct(records, include_reasoning):
 @pytest.mark.parametrize("include_reasoning", [False, True])
 def test_the_dicts_are_what_to_openai_returns_and_are_reused(include_reasoning) -> None:
     records = history(30)
-    cache = WireCache()
+    cache = RequestHistory()
     first = cache.messages(records, include_reasoning)
     assert first == direct(records, include_reasoning)
     records.append(UserMessage(content="one more"))
@@ -49,7 +49,7 @@ def test_the_dicts_are_what_to_openai_returns_and_are_reused(include_reasoning) 
 
 def test_a_replaced_record_and_a_changed_flag_are_converted_again() -> None:
     records = history(3)
-    cache = WireCache()
+    cache = RequestHistory()
     before = cache.messages(records, False)
     assert "reasoning_content" not in before[1]
     replaced = records[3].model_copy(update={"content": "a rewritten answer"})  # same id
@@ -58,14 +58,6 @@ def test_a_replaced_record_and_a_changed_flag_are_converted_again() -> None:
     assert after[3]["content"] == "a rewritten answer"
     with_reasoning = cache.messages(records, True)
     assert with_reasoning[1]["reasoning_content"] == "thinking 0"
-
-
-def test_records_no_longer_sent_are_forgotten() -> None:
-    cache = WireCache()
-    cache.messages(history(100), False)
-    kept = history(2)
-    cache.keep_only(kept)
-    assert len(cache._dicts) <= len(kept)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

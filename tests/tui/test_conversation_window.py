@@ -33,6 +33,16 @@ async def fill(conversation: Conversation, count: int) -> None:
         await conversation.add(UserBlock(f"message number {n}"))
 
 
+async def filled_with_hidden(app, pilot) -> tuple[Conversation, int]:
+    """90 blocks added while following (so the oldest are hidden), the prompt focused; returns
+    the pane and how many blocks are hidden."""
+    conversation = app.query_one(Conversation)
+    await fill(conversation, 90)
+    await pilot.pause()
+    app.query_one("PromptInput").focus()
+    return conversation, conversation.hidden_count
+
+
 def shown(conversation: Conversation) -> list[str]:
     return [str(block.content) for block in conversation.children if block.display and isinstance(block, UserBlock)]
 
@@ -57,12 +67,8 @@ async def test_old_blocks_are_hidden_while_following_and_the_last_ones_stay(make
 async def test_page_up_to_the_top_shows_earlier_blocks_without_moving_the_view(make_app, ui) -> None:
     app, _ = make_app([])
     async with app.run_test(size=SIZE) as pilot:
-        conversation = app.query_one(Conversation)
-        await fill(conversation, 90)
-        await pilot.pause()
-        hidden = conversation.hidden_count
+        conversation, hidden = await filled_with_hidden(app, pilot)
         first_shown = conversation.children[hidden]
-        app.query_one("PromptInput").focus()
         while conversation.hidden_count == hidden:
             await pilot.press("pageup")
             await pilot.pause()
@@ -161,16 +167,12 @@ async def test_the_window_is_rows_not_blocks_and_keeps_a_minimum(make_app) -> No
 
 
 async def test_the_first_frame_after_a_reveal_already_shows_the_same_place(make_app) -> None:
-    """Blocks shown again above the view do not flash at the top for a frame: the view is moved
-    down by their rows before the next layout (they were laid out before being hidden)."""
+    """Blocks shown again above the view do not flash at the top for a frame: the block that was
+    at the top is held in place in the layout pass that first has them."""
     app, _ = make_app([])
     async with app.run_test(size=SIZE) as pilot:
-        conversation = app.query_one(Conversation)
-        await fill(conversation, 90)
-        await pilot.pause()
-        hidden = conversation.hidden_count
+        conversation, hidden = await filled_with_hidden(app, pilot)
         assert hidden > 0
-        app.query_one("PromptInput").focus()
         conversation.release_anchor()
         conversation.scroll_to(y=1, animate=False)  # one row under the top of what is shown
         await pilot.pause()

@@ -98,7 +98,7 @@ class Conversation(VerticalScroll, can_focus=False):
         end = self.first_kept()
         if end - self.hidden_count < HIDE_SLACK:
             return
-        focused = self.screen.focused if self.is_attached else None
+        focused = self.screen.focused
         holding = set(focused.ancestors_with_self) if focused is not None else set()
         for block in children[self.hidden_count:end]:
             if block not in holding:
@@ -159,6 +159,7 @@ class Conversation(VerticalScroll, can_focus=False):
             self._keep_in_view = None
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        """The user scrolls: a held block is let go (``_hold``)."""
         self._release_hold()
 
     def arrange(self, size, optimal: bool = False):  # type: ignore[no-untyped-def]
