@@ -271,7 +271,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
         from .widgets.blocks import UserBlock
 
         conversation = self.main_screen.query_one(Conversation)
-        await conversation.add(UserBlock(text))
+        await conversation.add(UserBlock(text, journal_at=self.session.journal_position()))
         conversation.follow()
         self.runner.start_turn(text)
         self.attention.turn_started_now()

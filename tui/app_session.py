@@ -80,6 +80,10 @@ class SessionLifecycleMixin:
         status = self.main_screen.query_one(StatusBar)
         self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,
                                     sidebar=self.main_screen.query_one(Sidebar))
+        from .resume_backfill import journal_loader
+
+        conversation.make_loader = journal_loader(self)  # a long conversation's oldest blocks go
+        conversation.on_trimmed = self.handler.forget
         status.model = self.session.model
         status.embedded = self.is_embedded
         self.attention.mode = self.session.settings.notify
@@ -111,6 +115,7 @@ class SessionLifecycleMixin:
             await show_resumed_at_start(self)
         else:
             await conversation.add(WelcomeBlock(Path(workspace).name if workspace else ".", self.session.model))
+            conversation.header = conversation.children[-1]
             for line in self._startup_notices():
                 await conversation.add(NoticeBlock(line, kind="warning" if self.is_embedded else "notice"))
         self.call_after_refresh(self.runner.prepare)

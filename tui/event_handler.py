@@ -121,6 +121,16 @@ class EventHandler(AroundLoopEvents):
             return
         await handler(event)
 
+    def forget(self, blocks: list[Widget]) -> None:
+        """``blocks`` were removed from the conversation (``Conversation._trim``): drop what
+        points at them (tool blocks by call id, reminder anchors, keyed notices)."""
+        gone = set(blocks)
+        self.tools = {key: block for key, block in self.tools.items() if block not in gone}
+        self._reminder_anchor = {key: w for key, w in self._reminder_anchor.items() if w not in gone}
+        self._keyed_notices = {key: w for key, w in self._keyed_notices.items() if w not in gone}
+        if self.last_tool in gone:
+            self.last_tool = None
+
     def reset(self) -> None:
         """Forget the turn state (after /clear)."""
         self.assistant = None

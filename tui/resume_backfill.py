@@ -1,23 +1,29 @@
-"""A resumed conversation drawn from its end: the last screenful of messages at once, the earlier
-ones when the user scrolls up to them (issue 18: ``--continue`` on a 5 000-message session shows its
-last message as fast as an empty session paints).
+"""Messages drawn from the session journal when the view reaches them (issue 18): a resumed
+conversation is drawn from its end, and a long conversation's oldest blocks are removed and drawn
+again the same way when scrolled back to.
 
-``rebuild_conversation`` (tui/resume_view.py) replays only the journal records from
-``first_shown(records, FIRST_SHOWN_MESSAGES)`` on; the records before it update the sidebar only.
-It then hands the pane an ``EarlierMessages`` loader (``Conversation.earlier``): when the view
-reaches the top, the pane asks it for ``REVEAL_BATCH`` more messages, and Ctrl+Home asks for all.
-A batch is replayed through its own ``EventHandler`` (so a turn streaming at the same time keeps
-its state) whose blocks are mounted, in order, just under the conversation's header (the welcome
-and "Resumed session" lines). A batch always starts at a message that is not a tool result, so a
-tool call and its result are drawn by the same batch. What the earlier records did to the sidebar
-(the plan checklist, undone files) was already applied by the first pass; a batch only draws
-blocks.
+- Resume: ``rebuild_conversation`` (tui/resume_view.py) replays only the journal records from
+  ``first_shown(records, FIRST_SHOWN_MESSAGES)`` on (the records before it update the sidebar
+  only), so ``--continue`` on a 5 000-message session shows its last message as fast as an empty
+  session paints. A ``GapLine`` under the header (the welcome and "Resumed session" lines) stands
+  for the messages above, and an ``EarlierMessages`` loader (``Conversation.earlier``) draws them.
+- A long conversation: the pane removes its oldest hidden blocks, up to a prompt's block that
+  knows where its turn starts in the journal (``UserBlock.journal_at``), and puts a gap there
+  whose loader reads the journal back (``journal_loader``) when it is first scrolled to.
+
+When the view scrolls up onto the gap, the pane asks the loader for the last ``REVEAL_BATCH``
+messages it stands for (drawn under the gap); when it scrolls down onto it, or on Ctrl+Home, for
+the first ones (drawn above it). A batch is replayed through its own ``EventHandler`` (so a turn
+streaming at the same time keeps its state). A batch never starts at a tool result, so a tool
+call and its result are drawn by the same batch. What the records did to the sidebar (the plan
+checklist, undone files) was applied when they were first read; a batch only draws blocks.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from textual.widget import Widget
 
@@ -27,6 +33,7 @@ if TYPE_CHECKING:
     from agent.session.resume import LoadedSession
 
     from .app import OpenCLIApp
+    from .widgets.blocks import GapLine
 
 #: Messages drawn at once when a session is resumed: about a tall terminal's screenful (the pane
 #: draws more while the view is not full: ``Conversation.fill_view``); fewer is a faster
@@ -58,6 +65,16 @@ def first_shown(records: list[Any], count: int) -> int:
     return batch_start(records, positions, len(positions) - count)
 
 
+def batch_end(records: list[Any], positions: list[int], wanted: int) -> int:
+    """The message index a batch meant to end before message ``wanted`` ends before: ``wanted``
+    moved on past tool results, so their call's message and they are in the same batch; at most
+    ``len(positions)``."""
+    index = max(0, min(wanted, len(positions)))
+    while index < len(positions) and records[positions[index]].message.role == "tool":
+        index += 1
+    return index
+
+
 def records_before(positions: list[int], index: int) -> int:
     """The record index where the records of message ``index`` begin: just after message
     ``index - 1`` (the records between two messages go with the later batch's predecessor, i.e.
@@ -65,77 +82,165 @@ def records_before(positions: list[int], index: int) -> int:
     return positions[index - 1] + 1 if index > 0 else 0
 
 
-class _MountUnderHeader:
-    """Stands in for the conversation pane for a batch's handler: ``add`` mounts each block after
-    the previous one placed, starting just under ``after`` (the header's last block); everything
-    else goes to the pane."""
+class _MountAt:
+    """Stands in for the conversation pane for a batch's handler: ``add`` mounts each block at
+    the gap, in order: just above it (``above``) or, starting just under it, each after the
+    previous one. Everything else goes to the pane. A block placed among the pane's hidden
+    blocks (``Conversation.hidden_count``) is hidden too."""
 
-    def __init__(self, conversation: Any, after: Widget) -> None:
+    def __init__(self, conversation: Any, gap: Widget, *, above: bool) -> None:
         self._conversation = conversation
-        self.last = after  # the widget the next block goes after
+        self.gap = gap
+        self.above = above
+        self.last = gap  # the widget the next block goes after (not ``above``)
         self.added = 0
+
+    def _hidden_at(self, neighbour: Widget, block: Widget) -> None:
+        if not neighbour.display:  # the pane hid its older blocks meanwhile: this one is among them
+            block.display = False
+            self._conversation.hidden_count += 1
 
     async def add(self, block: Widget) -> None:
         pane = self._conversation
-        if not self.last.display:  # the pane hid its older blocks meanwhile: this one is among them
-            block.display = False
-            pane.hidden_count += 1
-        await pane.mount(block, after=self.last)
-        self.last = block
+        self._hidden_at(self.gap, block)
+        if self.above:
+            await pane.mount(block, before=self.gap)
+        else:
+            await pane.mount(block, after=self.last)
+            self.last = block
         self.added += 1
 
     async def mount(self, widget: Widget, *, after: Widget | None = None, **kwargs: Any) -> None:
         pane = self._conversation
-        if after is not None and not after.display:  # see add
-            widget.display = False
-            pane.hidden_count += 1
+        if after is not None:
+            self._hidden_at(after, widget)
         await pane.mount(widget, after=after, **kwargs)
-        if after is self.last:  # a reminder mark under the last block: the next block goes after it
+        if after is self.last and not self.above:  # a reminder mark under the last block
             self.last = widget
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conversation, name)
 
 
+#: A journal read back (a ``LoadedSession``), or how to read it (called in a worker thread).
+JournalSource = Union["LoadedSession", Callable[[], "LoadedSession"]]
+
+
 class EarlierMessages:
-    """Draws the messages of a resumed session that are above the first drawn one.
+    """Draws the messages of a journal's first ``end_record`` records that are not drawn; ``gap``
+    (a ``GapLine`` in the pane) stands where they are.
 
-    ``remaining`` is how many are not drawn yet (messages 0 .. remaining-1 of the journal);
-    ``await load(count)`` draws about ``count`` more (all when None) under ``header`` and returns
-    how many blocks it mounted. Loads run one at a time. ``replay(handler)`` makes the object
-    that draws a batch's records through ``handler`` (``await replay.record(record)``, one call
-    per record in order: tui/resume_view.py's ``_Replay`` in its backfill mode)."""
+    The journal is ``source``: a ``LoadedSession``, or a function reading it (run in a worker
+    thread by the first ``load``). Messages ``lo`` .. ``hi - 1`` (indexes into the message
+    records) are not drawn; ``remaining`` is how many (before the journal is read: ``end_record``,
+    i.e. "some" when > 0). ``await load(count)`` draws about the last ``count`` of them (all when
+    None) just under the gap, ``load(count, from_start=True)`` the first ones just above it; each
+    returns how many blocks it mounted (0 when none are left or the gap is gone). Loads run one at
+    a time. ``replay(handler, loaded, first_record)`` makes the object that draws a batch's
+    records through ``handler`` (``await replay.record(record)`` per record in order, the first
+    being record ``first_record`` of ``loaded``: tui/resume_view.py's ``_Replay`` in its backfill
+    mode)."""
 
-    def __init__(self, app: "OpenCLIApp", resumed: "LoadedSession", header: Widget, first: int,
-                 replay: Callable[[EventHandler], Any]) -> None:
-        self.app, self.resumed, self.header = app, resumed, header
+    def __init__(self, app: "OpenCLIApp", source: JournalSource, gap: "GapLine", end_record: int,
+                 replay: Callable[[EventHandler, "LoadedSession", int], Any]) -> None:
+        self.app, self.gap = app, gap
+        self.end_record = end_record
+        self._source = source
         self._replay = replay
-        self.records = resumed.records
-        self.positions = message_positions(self.records)
-        self.remaining = first
         self._lock = asyncio.Lock()
+        self.loaded: "LoadedSession | None" = None
+        self.records: list[Any] = []
+        self.positions: list[int] = []
+        self.lo = self.hi = self.rec_lo = self.rec_hi = 0
+        if not callable(source):
+            self._bind(source)
 
-    async def load(self, count: int | None = None) -> int:
-        """Draw about ``count`` earlier messages (at least one; all when None) under the header;
-        returns the number of blocks mounted (0 when nothing is left or the header is gone)."""
+    def _bind(self, loaded: "LoadedSession") -> None:
+        self.loaded = loaded
+        self.records = loaded.records[:self.end_record]
+        self.positions = message_positions(self.records)
+        self.lo, self.hi = 0, len(self.positions)
+        self.rec_lo, self.rec_hi = 0, len(self.records)
+        self.gap.set_remaining(self.remaining)
+
+    @property
+    def drawn_from_start(self) -> bool:
+        """True when the first messages are drawn (above the gap)."""
+        return self.lo > 0
+
+    @property
+    def remaining(self) -> int:
+        """Messages not drawn yet (``end_record`` while the journal is not read)."""
+        return self.end_record if self.loaded is None else self.hi - self.lo
+
+    async def load(self, count: int | None = None, *, from_start: bool = False) -> int:
+        """Draw about ``count`` of the messages not drawn (at least one; all when None): the last
+        ones under the gap, or with ``from_start`` the first ones above it. Returns the number of
+        blocks mounted. ``OSError`` reading the journal is said on the gap line (0 returned)."""
         async with self._lock:
-            end = self.remaining
-            if end <= 0 or not self.header.is_attached:
+            if self.loaded is None:
+                try:
+                    self._bind(await asyncio.to_thread(self._source))  # type: ignore[arg-type]
+                except OSError as exc:
+                    self.gap.update(f"Earlier messages could not be read from the session journal: {exc}")
+                    return 0
+            if self.remaining <= 0 or not self.gap.is_attached:
                 return 0
-            start = 0 if count is None else batch_start(self.records, self.positions, end - max(1, count))
-            batch = self.records[records_before(self.positions, start):records_before(self.positions, end)]
-            pane = _MountUnderHeader(self.header.parent, self.header)
+            positions, records = self.positions, self.records
+            wanted = None if count is None else max(1, count)
+            if from_start:
+                first = self.lo
+                end = self.hi if wanted is None else max(first + 1, batch_end(records, positions, first + wanted))
+                end = min(end, self.hi)
+                start_record = self.rec_lo
+                end_record = self.rec_hi if end >= self.hi else records_before(positions, end)
+            else:
+                end = self.hi
+                first = self.lo if wanted is None else max(self.lo, batch_start(records, positions, end - wanted))
+                start_record = self.rec_lo if first <= self.lo else records_before(positions, first)
+                end_record = self.rec_hi
+            pane = _MountAt(self.gap.parent, self.gap, above=from_start)
             handler = self._handler(pane)
-            replay = self._replay(handler)
-            for record in batch:
+            replay = self._replay(handler, self.loaded, start_record)  # type: ignore[arg-type]
+            for record in records[start_record:end_record]:
                 await replay.record(record)
             await handler.close_open_blocks()
-            self.remaining = start
+            if from_start:
+                self.lo, self.rec_lo = end, end_record
+            else:
+                self.hi, self.rec_hi = first, start_record
+            self.gap.set_remaining(self.remaining)
             return pane.added
 
-    def _handler(self, pane: _MountUnderHeader) -> "BatchHandler":
+    def _handler(self, pane: _MountAt) -> "BatchHandler":
         live = self.app.handler
         return BatchHandler(self.app, pane, live.status, live.runner, live.duration_format)  # type: ignore[arg-type]
+
+
+def journal_loader(app: "OpenCLIApp") -> Callable[["GapLine", int], EarlierMessages]:
+    """What the pane calls when it removes its oldest blocks (``Conversation.make_loader``): a
+    loader for the first ``end_record`` records of the current session's journal. A resumed
+    session's records already read are used when they hold them all; otherwise the journal file
+    is read back (``load_session``) when the gap is first scrolled to."""
+
+    def make(gap: "GapLine", end_record: int) -> EarlierMessages:
+        from .resume_view import backfill_replay
+
+        session = app.session
+        resumed = session.resumed
+        source: JournalSource
+        if resumed is not None and end_record <= len(resumed.records):
+            source = resumed
+        else:
+            path = Path(session.journal_path)
+
+            def source() -> "LoadedSession":
+                from agent.session.resume import load_session
+
+                return load_session(path)
+        return EarlierMessages(app, source, gap, end_record, backfill_replay(session))
+
+    return make
 
 
 class BatchHandler(EventHandler):

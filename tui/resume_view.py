@@ -120,8 +120,9 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     """Clear the conversation pane and redraw the session's resumed messages as blocks (user
     prompts, assistant text, reasoning, tool calls with their results and reminder marks); the
     message that started an approved plan becomes the live "Plan approved" notice. Only about the
-    last ``resume_backfill.FIRST_SHOWN_MESSAGES`` are drawn now; the pane gets an ``EarlierMessages`` loader
-    (``Conversation.earlier``) that draws the others when the view reaches the top."""
+    last ``resume_backfill.FIRST_SHOWN_MESSAGES`` are drawn now, under a ``GapLine`` standing for
+    the others, which an ``EarlierMessages`` loader (``Conversation.earlier``) draws when the view
+    reaches it."""
     from .widgets.blocks import NoticeBlock, WelcomeBlock
     from .widgets.conversation import Conversation
     from .widgets.status_bar import StatusBar
@@ -146,26 +147,41 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     messages = list(resumed.messages) if resumed is not None else []
     count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
     first = resume_backfill.first_shown(resumed.records, resume_backfill.FIRST_SHOWN_MESSAGES) if resumed else 0
-    earlier = "; scroll up for the earlier ones" if first else ""
-    await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count}{earlier})"))
+    await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count})"))
     if resumed is None:
+        conversation.header = conversation.children[-1]
         return
     for warning in resumed.warnings:
         await conversation.add(NoticeBlock(warning, kind="warning"))
-    header = conversation.children[-1]  # earlier messages are drawn under it, when scrolled to
+    conversation.header = conversation.children[-1]  # a long conversation's gap goes under it
     records = resumed.records
-    replay = _Replay(session, resumed, handler, 0,
-                     first_record=resume_backfill.records_before(resume_backfill.message_positions(records), first))
+    first_record = resume_backfill.records_before(resume_backfill.message_positions(records), first)
+    if first > 0:  # the earlier messages are drawn when scrolled to
+        from .widgets.blocks import GapLine
+
+        gap = GapLine()
+        await conversation.add(gap)
+        conversation.earlier = resume_backfill.EarlierMessages(app, resumed, gap, first_record,
+                                                               replay=backfill_replay(session))
+    replay = _Replay(session, resumed, handler, 0, first_record=first_record)
     await replay.skip(records[:replay.first_record])
     for record in records[replay.first_record:]:
         await replay.record(record)
     await handler.close_open_blocks()  # calls without a saved result: the session stopped there
     conversation.scroll_end(animate=False)
     if first > 0:
-        conversation.earlier = resume_backfill.EarlierMessages(
-            app, resumed, header, first,
-            replay=lambda batch_handler: _Replay(session, resumed, batch_handler, -1, backfill=True))
         conversation.run_worker(conversation.fill_view(), group="earlier")
+
+
+def backfill_replay(session: "UISession"):  # type: ignore[no-untyped-def]
+    """The ``replay`` an ``EarlierMessages`` loader draws a batch with: ``(handler, loaded,
+    first_record)`` -> a ``_Replay`` in backfill mode whose first record is ``first_record`` of
+    the journal ``loaded``."""
+
+    def make(handler: "EventHandler", loaded: "LoadedSession", first_record: int) -> "_Replay":
+        return _Replay(session, loaded, handler, -1, backfill=True, offset=first_record)
+
+    return make
 
 
 class _Replay:
@@ -180,13 +196,13 @@ class _Replay:
     timeline are left as the first pass made them."""
 
     def __init__(self, session: "UISession", resumed: "LoadedSession", handler: "EventHandler", hidden: int,
-                 *, first_record: int = 0, backfill: bool = False) -> None:
+                 *, first_record: int = 0, backfill: bool = False, offset: int = 0) -> None:
         self.session, self.resumed, self.handler = session, resumed, handler
         self.hidden = hidden
         #: Records before this index are not drawn either (the records between the last hidden
         #: message and the first shown one belong to an earlier batch, tui/resume_backfill.py).
         self.first_record = first_record
-        self.index = -1  # index of the record being read
+        self.index = offset - 1  # index (in the journal) of the record being read; ``offset``: the first's
         #: Drawing a batch of earlier messages (tui/resume_backfill.py): blocks only; the sidebar
         #: and the sub-agent timeline already show what the records did.
         self.backfill = backfill
@@ -268,7 +284,7 @@ class _Replay:
             return  # a compaction's summary: its mark stands for it
         elif role == "user":
             await handler.end_streams()
-            await conversation.add(UserBlock(message.content))
+            await conversation.add(UserBlock(message.content, journal_at=self.index))
             timeline = handler.subagent_timeline()
             if self.turn_over and timeline is not None:  # it shows the sub-agents of the last turn
                 await timeline.clear()

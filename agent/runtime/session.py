@@ -215,6 +215,20 @@ class AgentSession(AgentBuilding, SessionModes, PlanDelegation, SessionWatching,
         return self._journal
 
 
+    def journal_position(self) -> int | None:
+        """How many records the journal file holds now (as ``read_records`` reads them back: the
+        records a resume read plus the ones queued since), or None when that is not known: a
+        record was never written (``SessionJournal.lost``) or writes are failing. The TUI tags a
+        prompt's block with it, so the blocks before it can be redrawn from the file's first that
+        many records (tui/resume_backfill.py)."""
+        journal = self._journal
+        base = len(self.resumed.records) if self.resumed is not None else 0
+        if journal is None:
+            return base
+        if journal.lost or journal.state != "ok":
+            return None
+        return base + journal.queued_records
+
     def close(self) -> None:
         """End the session: stop watching, close the journal and release its lock."""
         self.stop_watching()

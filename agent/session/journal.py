@@ -124,6 +124,9 @@ class SessionJournal:
         self.state: JournalState = "ok"
         #: Records never written: beyond ``MAX_PENDING_CHARS``, or after a fatal failure.
         self.lost = 0
+        #: Records this object has queued (written, or waiting to be): with ``lost`` 0, the file
+        #: holds this many lines more than when it was opened, once the queue is empty.
+        self.queued_records = 0
         self._fd: int | None = None
         self._redactor = redactor
         self._pending: deque[bytes] = deque()
@@ -209,6 +212,7 @@ class SessionJournal:
         if self._fatal:
             self.lost += 1
             return
+        self.queued_records += 1
         self._pending.append(line)
         self._pending_chars += len(line)
         dropped, first = 0, False

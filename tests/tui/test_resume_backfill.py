@@ -16,9 +16,9 @@ from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
 from agent.session.records import CompactionRecord, EventRecord
 from tui import resume_backfill
-from tui.resume_backfill import batch_start, first_shown, message_positions, records_before
+from tui.resume_backfill import batch_end, batch_start, first_shown, message_positions, records_before
 from tui.widgets import conversation as conversation_module
-from tui.widgets.blocks import AssistantBlock, UserBlock
+from tui.widgets.blocks import AssistantBlock, GapLine, UserBlock
 from tui.widgets.compaction_mark import CompactionMark
 from tui.widgets.conversation import Conversation
 from tui.widgets.stop_panel import StopPanel
@@ -86,6 +86,18 @@ async def settle(pilot, conversation: Conversation) -> None:
     raise AssertionError("the earlier messages did not finish loading")
 
 
+async def draw_everything(pilot, conversation: Conversation) -> None:
+    """Ctrl+Home, then PageDown until no message is left to draw."""
+    await pilot.press("ctrl+home")
+    await settle(pilot, conversation)
+    for _ in range(200):
+        if not conversation.has_earlier:
+            return
+        await pilot.press("pagedown")
+        await settle(pilot, conversation)
+    raise AssertionError("messages were left to draw")
+
+
 class TestBatchBoundaries:
     def test_a_batch_never_starts_at_a_tool_result(self, workspace: Path) -> None:
         from agent.session.resume import find_session, load_session
@@ -98,6 +110,10 @@ class TestBatchBoundaries:
         assert batch_start(records, positions, tool) == tool - 1  # the call's message comes along
         assert batch_start(records, positions, tool + 1) == tool + 1
         assert batch_start(records, positions, -3) == 0
+        # Ending a batch: moved on past the results, so they come with their call.
+        assert batch_end(records, positions, tool) == tool + 1
+        assert batch_end(records, positions, tool - 1) == tool - 1
+        assert batch_end(records, positions, 10**6) == len(positions)
         assert roles[first_shown(records, 3)] != "tool"
         assert first_shown(records, 100) == 0
         # A batch's records start just after the previous batch's last message.
@@ -118,11 +134,16 @@ class TestDrawnFromTheEnd:
             assert 3 <= len(drawn) <= 8, drawn
             assert conversation.has_earlier
             resumed_line = next(b.message for b in app.query("NoticeBlock") if b.message.startswith("Resumed"))
-            assert f"({len(app.session.resumed.messages)} messages; scroll up" in resumed_line
+            assert resumed_line.endswith(f"({len(app.session.resumed.messages)} messages)")
+            gap = conversation.earlier.gap
+            assert isinstance(gap, GapLine)
+            not_drawn = conversation.earlier.remaining
+            assert f"{not_drawn} earlier messages are not drawn yet" in str(gap.render())
             assert conversation.scroll_y == conversation.max_scroll_y  # at the end
 
             children = list(conversation.children)
-            first_drawn = children[children.index(conversation.earlier.header) + 1]
+            assert children.index(gap) == children.index(app.query("NoticeBlock").last()) + 1, "under the header"
+            first_drawn = children[children.index(gap) + 1]
             app.query_one("PromptInput").focus()
             for _ in range(20):
                 if len(user_prompts(conversation)) > len(drawn):
@@ -131,6 +152,8 @@ class TestDrawnFromTheEnd:
                 await settle(pilot, conversation)
             more = user_prompts(conversation)
             assert more == prompts[-len(more):] and len(more) > len(drawn)
+            assert conversation.earlier.remaining < not_drawn
+            assert f"{conversation.earlier.remaining} earlier messages" in str(gap.render()), "the count follows"
             await pilot.pause()
             # The view stays where it was: the block that was first under the header is at the top
             # (or as near as the end of the conversation lets it be).
@@ -140,7 +163,11 @@ class TestDrawnFromTheEnd:
             assert app.focused is app.query_one("PromptInput"), "loading does not move the focus"
         app.session.close()
 
-    async def test_ctrl_home_draws_everything_as_a_full_rebuild_would(self, workspace: Path, ui) -> None:
+    async def test_ctrl_home_draws_the_first_messages_and_scrolling_down_the_rest(self, workspace: Path,
+                                                                                ui) -> None:
+        """Ctrl+Home draws only the first messages (at once, whatever the length), above the gap;
+        scrolling down onto the gap draws the next ones, until the conversation is whole, as a
+        full rebuild would draw it."""
         session_id, prompts, calls = write_journal(workspace)
         app = resumed_app(workspace, session_id)
         async with app.run_test(size=SIZE) as pilot:
@@ -148,9 +175,26 @@ class TestDrawnFromTheEnd:
             conversation = app.query_one(Conversation)
             await settle(pilot, conversation)
             app.query_one("PromptInput").focus()
+            tail = user_prompts(conversation)
             await pilot.press("ctrl+home")
             await settle(pilot, conversation)
             await pilot.pause()
+            assert conversation.scroll_y == 0
+            drawn = user_prompts(conversation)
+            assert drawn[0] == prompts[0], "the first question is at the top"
+            head = drawn[:len(drawn) - len(tail)]
+            assert head == prompts[:len(head)] and 0 < len(head) < PAIRS - len(tail), "only the first ones"
+            assert conversation.has_earlier
+            children = list(conversation.children)
+            assert children.index(conversation.earlier.gap) < children.index(
+                next(b for b in children if isinstance(b, UserBlock) and b.text == tail[0])), "the gap is between"
+            for _ in range(200):
+                if not conversation.has_earlier:
+                    break
+                await pilot.press("pagedown")
+                await settle(pilot, conversation)
+                shown = user_prompts(conversation)
+                assert shown == prompts[:len(shown) - len(tail)] + tail, "always in order, nothing twice"
             assert not conversation.has_earlier
             assert user_prompts(conversation) == prompts
             answers = [b for b in conversation.children if isinstance(b, AssistantBlock)]
@@ -168,7 +212,7 @@ class TestDrawnFromTheEnd:
             panels = list(app.query(StopPanel))
             assert len(panels) == 1 and not panels[0].open, "a stop in history has no buttons"
             assert app.focused is app.query_one("PromptInput")
-            assert conversation.scroll_y == 0
+            assert not list(app.query(GapLine)), "the gap went"
         app.session.close()
 
     async def test_a_turn_sent_after_resuming_stays_last_when_earlier_messages_load(self, workspace: Path,
@@ -181,8 +225,7 @@ class TestDrawnFromTheEnd:
             await settle(pilot, conversation)
             await ui.submit(pilot, "a new question")
             await ui.wait_turn(pilot, app)
-            await pilot.press("ctrl+home")
-            await settle(pilot, conversation)
+            await draw_everything(pilot, conversation)
             assert user_prompts(conversation) == prompts + ["a new question"]
             last = [b for b in conversation.children if isinstance(b, AssistantBlock)][-1]
             assert last.text.strip() == "the new answer"

@@ -26,7 +26,8 @@ from textual.widgets import Static
 
 
 class UserBlock(Static):
-    """The user's message, shown literally."""
+    """The user's message, shown literally; ``journal_at``: where its turn starts in the
+    session journal (a record count), when known."""
 
     DEFAULT_CSS = """
     UserBlock {
@@ -39,9 +40,12 @@ class UserBlock(Static):
     }
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, journal_at: int | None = None) -> None:
         super().__init__(Text(text), markup=False, classes="block")
         self.text = text
+        #: Records the session journal held before this prompt's (None: not known, e.g. a
+        #: prompt sent into a running turn): the blocks above it can be redrawn from them.
+        self.journal_at = journal_at
 
 
 class AssistantBlock(Widget):
@@ -265,6 +269,38 @@ class NoticeBlock(Static):
     def __init__(self, message: str, kind: str = "notice") -> None:
         super().__init__(Text(message), markup=False, classes=f"block line {kind}")
         self.message = message
+
+
+class GapLine(Static):
+    """Stands where messages are not drawn (a resumed session's earlier ones, or the oldest of a
+    long conversation, tui/resume_backfill.py): one dim line saying how many (``remaining``; None
+    when not known yet) and that scrolling to it draws them."""
+
+    DEFAULT_CSS = """
+    GapLine {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def __init__(self, remaining: int | None = None) -> None:
+        super().__init__(self.describe(remaining), markup=False, classes="block line")
+
+    @staticmethod
+    def describe(remaining: int | None) -> Text:
+        """The line's text for ``remaining`` messages not drawn (None: not counted yet)."""
+        if remaining is None:
+            what = "Earlier messages are"
+        else:
+            what = f"{remaining:,} earlier message{' is' if remaining == 1 else 's are'}"
+        return Text(f"\u22ef {what} not drawn yet: scrolling here draws them (Ctrl+Home: the first ones)")
+
+    def set_remaining(self, remaining: int | None) -> None:
+        """Say ``remaining`` messages are not drawn."""
+        self.update(self.describe(remaining))
 
 
 class ReminderMark(Static):

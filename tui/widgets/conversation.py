@@ -5,24 +5,34 @@ scrolled up (Textual's anchor releases itself when they do; ``follow()`` re-anch
 the user sends a new prompt).
 
 Long conversations (issue 18): Textual lays out every displayed child of the pane on each layout
-pass, so the cost of an exchange grew with the number of blocks shown. While the pane follows the
-end, only the last blocks that fill ``KEEP_SCREENS`` heights of the pane (and at least
-``KEEP_MIN`` blocks) stay laid out; the older ones are hidden (``display: none``: mounted, kept,
-not laid out), ``HIDE_SLACK`` or more at a time. Scrolling to the top shows the previous
-``REVEAL_BATCH`` of them, keeping the view where it was, and Ctrl+Home (``to_start``) shows them
-all. A block holding the focus is never hidden. The window is measured in rows, not blocks, so a
-conversation of many one-line tool blocks still fills the screen, and an exchange costs the same
-at message 10 as at message 5 000 (``benchmarks/long_chat.py``).
+pass, and walks every child (hidden ones too) to find them, so the cost of an exchange grew with
+the number of blocks. So:
 
-A resumed session (tui/resume_backfill.py) is drawn from its end: ``earlier`` then holds a loader
-for the messages above the first drawn one. Reaching the top with nothing hidden draws the
-previous ``REVEAL_BATCH`` of them (keeping the view where it was), Ctrl+Home draws them all, and a
-view that the drawn messages do not fill asks for more until it is full or none are left.
+- While the pane follows the end, only the last blocks that fill ``KEEP_SCREENS`` heights of the
+  pane (and at least ``KEEP_MIN`` blocks) stay laid out; the older ones are hidden (``display:
+  none``: mounted, not laid out), ``HIDE_SLACK`` or more at a time. Scrolling to the top shows the
+  previous ``REVEAL_BATCH`` of them, keeping the view where it was. The window is measured in
+  rows, not blocks, so a conversation of many one-line tool blocks still fills the screen.
+- Beyond ``TRIM_AT`` hidden blocks, the oldest are removed (``TRIM_KEEP`` stay hidden), up to a
+  prompt's block that knows where its turn starts in the session journal
+  (``UserBlock.journal_at``); a ``GapLine`` stands there, and its loader (``make_loader``,
+  tui/resume_backfill.py) draws them again from the journal when the view reaches it. So an
+  exchange costs the same at message 10 as at message 5 000 (``benchmarks/long_chat.py``).
+- A resumed session (tui/resume_view.py) is drawn from its end, with a gap under the header for
+  the messages above.
+
+``earlier`` is the gap's loader (None: every message is drawn). Scrolling up onto the gap draws
+the previous ``REVEAL_BATCH`` messages under it, keeping the view where it was; scrolling down
+onto it draws the next ones above it; Ctrl+Home shows every hidden block and draws the first
+messages (above the gap, which then goes down as the view does); a view that the drawn messages
+do not fill asks for more until it is full or none are left. A block holding the focus is never
+hidden or removed.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any, Callable
 
 from textual import events
 from textual.containers import VerticalScroll
@@ -38,6 +48,10 @@ HIDE_SLACK = 8
 REVEAL_BATCH = 20
 #: Seconds the block at the top stays held in place while blocks come in above it (``_hold``).
 HOLD_S = 1.0
+#: Beyond this many hidden blocks, the oldest are removed (drawn again from the journal)...
+TRIM_AT = 120
+#: ... down to this many hidden ones (scrolling back over them needs no journal read).
+TRIM_KEEP = 40
 
 
 class Conversation(VerticalScroll, can_focus=False):
@@ -49,8 +63,17 @@ class Conversation(VerticalScroll, can_focus=False):
         self._hide_pending = False
         #: (block, rows from the top of the view) to hold while blocks come in above it.
         self._keep_in_view: tuple[Widget, int] | None = None
-        #: The loader of a resumed session's messages not drawn yet (``EarlierMessages``), or None.
+        #: The loader of the messages not drawn (``EarlierMessages``, its ``gap`` in the pane), or None.
         self.earlier = None
+        #: The last block of the conversation's header (welcome, "Resumed session" lines): blocks
+        #: after it may be removed (``_trim``). None: none is kept.
+        self.header: Widget | None = None
+        #: ``(gap, end_record) -> EarlierMessages`` for the first ``end_record`` journal records
+        #: (tui/resume_backfill.py ``journal_loader``); None: blocks are never removed.
+        self.make_loader: Callable[[Widget, int], Any] | None = None
+        #: Called with the blocks ``_trim`` removed (the event handler forgets them).
+        self.on_trimmed: Callable[[list[Widget]], None] | None = None
+        self._trimming = False
 
     def on_mount(self) -> None:
         self.anchor()
@@ -91,7 +114,7 @@ class Conversation(VerticalScroll, can_focus=False):
         """While following, hide the blocks before ``first_kept()`` once ``HIDE_SLACK`` or more
         of them are laid out."""
         self._hide_pending = False
-        if not self.following or not self.is_attached:
+        if not self.following or not self.is_attached or self._trimming:
             return
         children = self.children
         self.hidden_count = min(self.hidden_count, len(children))  # blocks may have been removed
@@ -104,6 +127,56 @@ class Conversation(VerticalScroll, can_focus=False):
             if block not in holding:
                 block.display = False
         self.hidden_count = end
+        if end > TRIM_AT and self.make_loader is not None and not self._loading:
+            self._trimming = True
+            self.run_worker(self._trim(), group="trim")
+
+    @property
+    def _loading(self) -> bool:
+        return any(w.group == "earlier" and not w.is_finished for w in self.workers)
+
+    def _trim_cut(self) -> int | None:
+        """Where ``_trim`` cuts: the index of the last block tagged with its journal position
+        (``journal_at``) that leaves ``TRIM_KEEP`` blocks hidden after it and comes after the
+        header and the gap (None: no such block)."""
+        children = self.children
+        floor = children.index(self.header) + 1 if self.header is not None and self.header in children else 0
+        earlier = self.earlier
+        if earlier is not None and earlier.gap in children:
+            floor = max(floor, children.index(earlier.gap) + 1)
+        for index in range(min(self.hidden_count, len(children)) - TRIM_KEEP, floor, -1):
+            if getattr(children[index], "journal_at", None) is not None:
+                return index
+        return None
+
+    async def _trim(self) -> None:
+        """Remove the hidden blocks between the header and the cut (``_trim_cut``), the old gap
+        among them, and put a ``GapLine`` in their place whose loader (``make_loader``) draws
+        them again from the journal's records before the cut's turn. Nothing is removed while a
+        block among them has the focus."""
+        try:
+            cut = self._trim_cut()
+            if cut is None or self.make_loader is None:
+                return
+            children = self.children
+            start = children.index(self.header) + 1 if self.header is not None and self.header in children else 0
+            removed = list(children[start:cut])
+            focused = self.screen.focused
+            if not removed or (focused is not None and set(focused.ancestors_with_self) & set(removed)):
+                return
+            from .blocks import GapLine
+
+            gap = GapLine()
+            gap.display = False  # among the hidden blocks
+            self.earlier = self.make_loader(gap, children[cut].journal_at)
+            await self.mount(gap, before=children[cut])
+            self.hidden_count += 1
+            await self.remove_children(removed)
+            self.hidden_count = max(0, self.hidden_count - len(removed))
+            if self.on_trimmed is not None:
+                self.on_trimmed(removed)
+        finally:
+            self._trimming = False
 
     def reveal(self, count: int | None = None) -> list[Widget]:
         """Show the last ``count`` hidden blocks (all when None); returns them, oldest first."""
@@ -118,6 +191,9 @@ class Conversation(VerticalScroll, can_focus=False):
         super().watch_scroll_y(old_value, new_value)
         if new_value <= 0 < old_value:
             self._load_above()
+        elif new_value > old_value or (new_value < old_value and not self.following):
+            if self._gap_in_view(new_value, since=old_value):  # down onto it draws the first ones, up the last
+                self._draw_at_gap(from_start=new_value > old_value)
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         """The wheel turned up with the view already at the top (no scroll to watch)."""
@@ -127,9 +203,9 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def _load_above(self) -> None:
         """The view reached the top while not following: show the previous ``REVEAL_BATCH``
-        hidden blocks, or else draw that many more of a resumed session's earlier messages,
-        keeping the block that was at the top where it was."""
-        if self.following:
+        hidden blocks, or else, with the gap in view, draw the last ``REVEAL_BATCH`` messages it
+        stands for; either way the block that was at the top stays there."""
+        if self.following or self._trimming:
             return
         if self.hidden_count:
             self.hidden_count = min(self.hidden_count, len(self.children))  # blocks may have been removed
@@ -137,8 +213,32 @@ class Conversation(VerticalScroll, can_focus=False):
             self._hold(first_shown)
             if not self.reveal(REVEAL_BATCH):
                 self._keep_in_view = None
-        elif self.has_earlier and not any(w.group == "earlier" and not w.is_finished for w in self.workers):
-            self.run_worker(self._draw_earlier(REVEAL_BATCH), group="earlier")
+        elif self._gap_in_view(self.scroll_y):
+            self._draw_at_gap(from_start=False, at_top=True)
+
+    def _gap_in_view(self, scroll_y: float, since: float | None = None) -> bool:
+        """True when the gap (``earlier.gap``) is shown and, as last laid out, within the view
+        scrolled to ``scroll_y`` (rows), or passed over by a scroll from ``since`` (a page jump
+        may go past it), with messages left to draw."""
+        earlier = self.earlier
+        if earlier is None or earlier.remaining <= 0:
+            return False
+        gap = earlier.gap
+        if not gap.is_attached or not gap.display:
+            return False
+        region = gap.virtual_region
+        if not region.height:
+            return False
+        top = scroll_y if since is None else min(scroll_y, since)
+        bottom = max(scroll_y, top if since is None else since) + self.scrollable_content_region.height
+        return region.y < bottom and region.bottom > top
+
+    def _draw_at_gap(self, *, from_start: bool, at_top: bool = False) -> None:
+        """Draw ``REVEAL_BATCH`` messages at the gap in a worker (one load at a time): the first
+        ones above it (``from_start``: the view came down to it) or the last ones under it."""
+        if self._trimming or self._loading:
+            return
+        self.run_worker(self._draw_earlier(REVEAL_BATCH, from_start=from_start, at_top=at_top), group="earlier")
 
     def _hold(self, block: Widget | None, *, at_top: bool = False) -> None:
         """Keep ``block`` at its place in the view while blocks are shown or drawn above it (and
@@ -159,8 +259,14 @@ class Conversation(VerticalScroll, can_focus=False):
             self._keep_in_view = None
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        """The user scrolls: a held block is let go (``_hold``)."""
+        """The user scrolls: a held block is let go (``_hold``); at the end already (no scroll
+        to watch) with the gap in view, the messages after it are drawn."""
         self._release_hold()
+        self._at_end_onto_gap()
+
+    def _at_end_onto_gap(self) -> None:
+        if self.scroll_y >= self.max_scroll_y and self._gap_in_view(self.scroll_y):
+            self._draw_at_gap(from_start=True)
 
     def arrange(self, size, optimal: bool = False):  # type: ignore[no-untyped-def]
         """Textual's arrangement of the blocks; while a block is held (``_hold``), the scroll
@@ -181,37 +287,57 @@ class Conversation(VerticalScroll, can_focus=False):
 
     @property
     def has_earlier(self) -> bool:
-        """True when a resumed session has messages above the first drawn one."""
+        """True when some messages are not drawn (a gap is in the pane)."""
         return self.earlier is not None and self.earlier.remaining > 0
 
-    async def _draw_earlier(self, count: int | None, *, to_top: bool = False) -> None:
-        """Draw ``count`` more of a resumed session's earlier messages (all when None) under the
-        header, then keep the view on the block that was first under the header (``to_top``: go
-        to the first block instead)."""
+    async def _draw_earlier(self, count: int | None, *, from_start: bool = False, at_top: bool = False,
+                            to_top: bool = False) -> None:
+        """Draw ``count`` more of the messages not drawn (all when None) at the gap: the last
+        ones under it, keeping the block under it where it is in the view (``at_top``: at the
+        top of the view), or ``from_start`` the first ones above it. While the gap is still in
+        view afterwards, draw more. ``to_top``: then go to the first block."""
         earlier = self.earlier
         if earlier is None:
             return
-        under = None
-        if earlier.header.is_attached:
-            siblings = list(self.children)
-            at = siblings.index(earlier.header) if earlier.header in siblings else -1
-            under = siblings[at + 1] if 0 <= at < len(siblings) - 1 else None
-        if not to_top and under is not None:
-            self._hold(under, at_top=True)  # the first block under the header: at the top
-        if not await earlier.load(count):
-            return
+        gap = earlier.gap
+        for _ in range(8):  # a few batches while the gap stays in view, then the next scroll asks
+            if not from_start and gap.is_attached:
+                siblings = self.children
+                at = siblings.index(gap) if gap in siblings else -1
+                self._hold(siblings[at + 1] if 0 <= at < len(siblings) - 1 else None, at_top=at_top)
+            added = await earlier.load(count, from_start=from_start)
+            if not earlier.remaining:
+                await self._close_gap(earlier)
+                break
+            await _next_refresh(self)
+            if not added or count is None or not self._gap_in_view(self.scroll_y):
+                break
+            at_top = False
         if to_top:
             self.call_after_refresh(self.scroll_home, animate=False)
 
+    async def _close_gap(self, earlier: Any) -> None:
+        """Every message of ``earlier`` is drawn: its gap goes."""
+        if self.earlier is earlier:
+            self.earlier = None
+        gap = earlier.gap
+        if gap.is_attached:
+            if not gap.display:  # among the hidden blocks
+                self.hidden_count = max(0, self.hidden_count - 1)
+            await gap.remove()
+
     async def fill_view(self) -> None:
-        """Draw earlier messages of a resumed session until the view can scroll (so scrolling up
-        can reach them) or none are left; called once the resumed messages are laid out."""
+        """Draw more of the messages not drawn until the view can scroll (so scrolling up can
+        reach them) or none are left; called once the drawn messages are laid out."""
         while True:
             await _next_refresh(self)
+            earlier = self.earlier
             if not self.has_earlier or self.max_scroll_y > 0 or not self.is_attached:
                 break
-            if not await self.earlier.load(REVEAL_BATCH):
+            if not await earlier.load(REVEAL_BATCH):
                 break
+            if not earlier.remaining:
+                await self._close_gap(earlier)
         if self.following:
             self.scroll_end(animate=False)
 
@@ -223,17 +349,25 @@ class Conversation(VerticalScroll, can_focus=False):
             self.release_anchor()
             if self.scroll_y <= 0:  # already at the top: nothing scrolls, so no watch fires
                 self._load_above()
+        else:
+            self._at_end_onto_gap()  # the same at the end
         self.scroll_relative(y=pages * max(1, self.scrollable_content_region.height - 1), animate=False)
 
     def to_start(self) -> None:
-        """Scroll to the first block (and stop following new content); hidden blocks are shown."""
+        """Scroll to the first block (and stop following new content): hidden blocks are shown,
+        and when messages before them are not drawn, the first ``REVEAL_BATCH`` of them are
+        (above the gap; the rest when scrolled to)."""
         self._release_hold()
         self.release_anchor()
+        if self._trimming:  # blocks are being removed: once done
+            self.call_after_refresh(self.to_start)
+            return
         if self.reveal():
             self.call_after_refresh(self.scroll_home, animate=False)
         self.scroll_home(animate=False)
-        if self.has_earlier:
-            self.run_worker(self._draw_earlier(None, to_top=True), group="earlier")
+        earlier = self.earlier
+        if self.has_earlier and not earlier.drawn_from_start:
+            self.run_worker(self._draw_earlier(REVEAL_BATCH, from_start=True, to_top=True), group="earlier")
 
     def follow(self) -> None:
         """Scroll to the end and keep following new content."""
@@ -245,6 +379,7 @@ class Conversation(VerticalScroll, can_focus=False):
         """Remove every block."""
         self.hidden_count = 0
         self.earlier = None
+        self.header = None
         await self.remove_children()
 
 
