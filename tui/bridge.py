@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.message import Message
 
+from agent.gc_pause import pause_full_collections, resume_full_collections
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
@@ -45,20 +47,18 @@ def _denied_by_cancel() -> Any:
 FLUSH_INTERVAL_S = 0.04
 
 
-_saved_gc_threshold: tuple[int, int, int] | None = None
+_turn_paused_gc = False
 
 
 def _pause_full_gc() -> None:
-    """No automatic full (generation 2) garbage collection while a turn runs.
-
-    A full collection scans every live object (a long conversation's widgets and render caches:
-    hundreds of thousands); it stops the event loop for 0.3-0.7 s, a visible freeze of a streaming
-    reply. Young generations are still collected. ``_resume_full_gc`` restores the thresholds when
-    the turn is over."""
-    global _saved_gc_threshold
-    if _saved_gc_threshold is None:
-        _saved_gc_threshold = gc.get_threshold()
-        gc.set_threshold(_saved_gc_threshold[0], _saved_gc_threshold[1], 1_000_000)
+    """No automatic full (generation 2) garbage collection while a turn runs
+    (``agent.gc_pause``: a full pass over a long conversation's objects stops the event loop for
+    0.3-0.7 s, a visible freeze of a streaming reply). ``_resume_full_gc`` ends the pause when the
+    turn is over."""
+    global _turn_paused_gc
+    if not _turn_paused_gc:
+        _turn_paused_gc = True
+        pause_full_collections()
 
 
 def _resume_full_gc() -> None:
@@ -66,12 +66,10 @@ def _resume_full_gc() -> None:
     generations are collected (cheap) and the survivors frozen, so no automatic full collection
     re-scans them while the user works (a full pass over a long session takes up to a second).
     ``collect_when_idle`` runs the deferred full collection once the user has been idle."""
-    global _saved_gc_threshold
-    if _saved_gc_threshold is not None:
-        gc.set_threshold(*_saved_gc_threshold)
-        _saved_gc_threshold = None
-        gc.collect(1)
-        gc.freeze()
+    global _turn_paused_gc
+    if _turn_paused_gc:
+        _turn_paused_gc = False
+        resume_full_collections()
 
 
 #: Seconds without input or a running turn after which frozen objects get their full collection.

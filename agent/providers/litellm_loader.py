@@ -15,7 +15,8 @@ encoding; then a walk of the whole history per call) only to put a cost in the s
 params, which nothing of ours reads (``agent/observability/pricing.py`` prices from usage):
 ``_skip_stream_pricing`` returns no cost for a stream instead.
 ``start_background_import`` begins the import in a daemon thread at process start, so the first
-message after start-up waits less for it.
+message after start-up waits less for it; automatic full garbage collections are paused while it
+runs (``agent.gc_pause``).
 """
 
 from __future__ import annotations
@@ -93,10 +94,18 @@ def start_background_import() -> threading.Thread:
     the caller's own ``load_litellm`` call reports it). A later ``load_litellm`` waits for it."""
 
     def run() -> None:
+        from ..gc_pause import pause_full_collections, resume_full_collections
+
+        # The import makes ~800 000 objects; each automatic full collection on the way re-scans
+        # all of them with the GIL held (0.1-0.2 s stalls of the UI, one a second): none until
+        # it is done, then its objects are frozen out of the collector's sight.
+        pause_full_collections()
         try:
             load_litellm()
         except Exception:  # noqa: BLE001 - reported by the next load_litellm() call
             pass
+        finally:
+            resume_full_collections()
 
     thread = threading.Thread(target=run, name="opencli-litellm-import", daemon=True)
     thread.start()

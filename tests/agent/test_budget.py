@@ -620,9 +620,10 @@ def test_a_prepared_session_has_its_encoding_loaded(tmp_path):
     session.close()
 
 
-def test_the_rank_file_parse_is_what_the_per_line_loop_built():
-    """parse_ranks (one split, C decoding) gives the dict the per-line loop gave, for the real
-    cl100k file; a line without a rank is refused."""
+def test_the_rank_file_parse_is_what_the_per_line_loop_built(monkeypatch: pytest.MonkeyPatch):
+    """parse_ranks (C splitting and decoding, a step at a time) gives the dict the per-line loop
+    gave, for the real cl100k file, with steps of any size (a step ends at a line's end); a line
+    without a rank is refused."""
     import base64
 
     from agent.context import tokenizer
@@ -631,5 +632,11 @@ def test_the_rank_file_parse_is_what_the_per_line_loop_built():
     data = path.read_bytes()
     slow = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
     assert tokenizer.parse_ranks(data) == slow and len(slow) > 100_000
-    with pytest.raises(ValueError):
-        tokenizer.parse_ranks(b"YQ== 0\nYg==\n")
+    for step in (1, 7, 4096):
+        monkeypatch.setattr(tokenizer, "PARSE_STEP_BYTES", step)
+        small = data[:data.rfind(b"\n", 0, 50_000) + 1]
+        expected = {base64.b64decode(t): int(r) for t, r in (line.split() for line in small.splitlines() if line)}
+        assert tokenizer.parse_ranks(small) == expected
+        assert tokenizer.parse_ranks(small.rstrip(b"\n")) == expected, "no newline at the end"
+        with pytest.raises(ValueError):
+            tokenizer.parse_ranks(b"YQ== 0\nYg==\n")

@@ -243,3 +243,21 @@ def test_output_line_counts_leave_the_status_line_out() -> None:
     assert output_lines(read) == 6
     assert output_lines("\n".join(str(n) for n in range(1, 1501)) + "\n[exit code: 0]") == 1500
     assert output_lines("") == 0 and output_lines("one line") == 1
+
+
+def test_the_turn_pause_and_the_import_pause_do_not_undo_each_other() -> None:
+    """The UI's turn pause (tui.bridge) and the import's pause (agent.gc_pause) overlap in any
+    order; the thresholds end as they began."""
+    import gc
+
+    from agent import gc_pause
+    from tui import bridge
+
+    before = gc.get_threshold()
+    gc_pause.pause_full_collections()  # the import starts
+    bridge._pause_full_gc()  # a turn starts
+    gc_pause.resume_full_collections(freeze=False)  # the import ends
+    assert gc.get_threshold()[2] == gc_pause.PAUSED_THRESHOLD, "the turn still runs"
+    bridge._resume_full_gc()
+    bridge._resume_full_gc()  # a second end of the same turn does nothing
+    assert gc.get_threshold() == before
