@@ -271,6 +271,7 @@ class _Replay:
         handler.retire_stop_panel()  # a resumed stop is history: no Continue button on it
 
     async def message(self, message: object) -> None:
+        from agent.loop.user_command import parse_user_command
         from agent.plan.prompts import approved_notice
 
         from .widgets.blocks import NoticeBlock, UserBlock
@@ -282,6 +283,8 @@ class _Replay:
             await conversation.add(NoticeBlock(approved_notice(self.resumed.plan_prompts[message.id])))
         elif role == "user" and getattr(message, "origin", "user") == "summary":
             return  # a compaction's summary: its mark stands for it
+        elif role == "user" and (command := parse_user_command(message.content)) is not None:
+            await self._user_command(message.id, *command)
         elif role == "user":
             await handler.end_streams()
             await conversation.add(UserBlock(message.content, journal_at=self.index))
@@ -302,6 +305,19 @@ class _Replay:
         elif role == "tool":
             await _show_reminders(handler, self.resumed, message)
             await handler.handle(resumed_tool_result(self.resumed, message))
+
+    async def _user_command(self, message_id: str, command: str, output: str, exit_code: int | None) -> None:
+        """A ``!command`` the user ran: its bash block (collapsed, as live), not the user
+        message that put its output to the model."""
+        from agent.events import ToolResult
+
+        handler = self.handler
+        await handler.end_streams()
+        call_id, arguments = f"user_{message_id}", {"command": command}
+        await handler.handle(ToolCallStarted(id=call_id, name="bash", arguments=arguments,
+                                             view=self.session.tool_view("bash", arguments)))
+        await handler.handle(ToolCallFinished(id=call_id, name="bash", output=output,
+                                              result=ToolResult(exit_code=exit_code)))
 
     async def subagent(self, record: object) -> None:
         """A sub-agent's link record puts its card on the timeline, as its live events did; the

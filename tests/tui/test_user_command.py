@@ -39,3 +39,42 @@ async def test_read_only_mode_refuses_it(make_app, workspace, ui) -> None:
         await ui.wait_for(pilot, lambda: any(b.status == "error" for b in app.query(ToolBlock)), what="the refusal")
         assert app.query_one(ToolBlock).denied and not (workspace / "made.txt").exists()
         assert app.session.agent.history == [], "a refused command joins nothing"
+
+
+async def test_a_resumed_command_is_its_block_again_not_a_user_message(make_app, workspace, ui) -> None:
+    """Resumed, a ``!command`` is drawn as the bash block it was live (collapsed, its command,
+    output and exit code), not as a user message holding the whole output."""
+    from agent.config.settings import Settings
+    from agent.loop.user_command import parse_user_command
+    from agent.providers.scripted import ScriptedProvider
+    from agent.runtime.build import build_session
+    from tui.app import OpenCLIApp
+    from tui.widgets.blocks import UserBlock
+
+    app, _ = make_app([{"content": "Seen."}])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_prepared(pilot, app)
+        await ui.submit(pilot, "!printf 'line %s\\n' 1 2 3; exit 3")
+        await ui.wait_for(pilot, lambda: list(app.query(ToolBlock)), what="the block")
+        await ui.wait_for(pilot, lambda: not app.runner.running, what="the job's end")
+        live = app.query_one(ToolBlock)
+        await ui.submit(pilot, "and?")
+        await ui.wait_turn(pilot, app)
+        live_state = (live.view.command, live.output, live.expanded, live.status)
+    session_id = app.session.session_id
+    app.session.close()
+
+    session = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]),
+                            interactive=True, resume=session_id)
+    resumed = OpenCLIApp(session=session, watch_themes=False)
+    async with resumed.run_test(size=(120, 36)) as pilot:
+        await ui.wait_prepared(pilot, resumed)
+        await pilot.pause()
+        block = resumed.query_one(ToolBlock)
+        assert (block.view.command, block.output, block.expanded, block.status) == live_state
+        assert "exit code: 3" in block.output
+        assert [b.text for b in resumed.query(UserBlock)] == ["and?"], "no user message for the command"
+    session.close()
+    assert parse_user_command("I ran this command myself:\n$ ls\n\nIts output:\na\n[exit code: 0]") == \
+        ("ls", "a\n[exit code: 0]", 0)
+    assert parse_user_command("a prompt") is None and parse_user_command(["parts"]) is None
