@@ -86,7 +86,10 @@ class _MountAt:
     """Stands in for the conversation pane for a batch's handler: ``add`` mounts each block at
     the gap, in order: just above it (``above``) or, starting just under it, each after the
     previous one. Everything else goes to the pane. A block placed among the pane's hidden
-    blocks (``Conversation.hidden_count``) is hidden too."""
+    blocks (``Conversation.hidden_count``) is hidden too; the others are mounted hidden and
+    shown together by ``show()`` once the batch is drawn, in one layout pass (shown one at a
+    time, the view showed the batch filling in for a second or more, and each block laid the
+    pane out again)."""
 
     def __init__(self, conversation: Any, gap: Widget, *, above: bool) -> None:
         self._conversation = conversation
@@ -94,11 +97,20 @@ class _MountAt:
         self.above = above
         self.last = gap  # the widget the next block goes after (not ``above``)
         self.added = 0
+        self._waiting: list[Widget] = []
 
     def _hidden_at(self, neighbour: Widget, block: Widget) -> None:
+        block.display = False
         if not neighbour.display:  # the pane hid its older blocks meanwhile: this one is among them
-            block.display = False
             self._conversation.hidden_count += 1
+        else:
+            self._waiting.append(block)
+
+    def show(self) -> None:
+        """Show the blocks the batch drew (those not among the pane's hidden ones)."""
+        for block in self._waiting:
+            block.display = True
+        self._waiting.clear()
 
     async def add(self, block: Widget) -> None:
         pane = self._conversation
@@ -205,6 +217,7 @@ class EarlierMessages:
             for record in records[start_record:end_record]:
                 await replay.record(record)
             await handler.close_open_blocks()
+            pane.show()
             if from_start:
                 self.lo, self.rec_lo = end, end_record
             else:

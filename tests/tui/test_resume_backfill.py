@@ -86,6 +86,14 @@ async def settle(pilot, conversation: Conversation) -> None:
     raise AssertionError("the earlier messages did not finish loading")
 
 
+def in_view(conversation: Conversation) -> list[int]:
+    """The numbers of the questions whose prompt block is within the view (as laid out)."""
+    top, height = conversation.scroll_y, conversation.scrollable_content_region.height
+    return [int(block.text.split()[-1]) for block in conversation.children
+            if isinstance(block, UserBlock) and block.display and block.virtual_region.height
+            and block.virtual_region.y < top + height and block.virtual_region.bottom > top]
+
+
 async def draw_everything(pilot, conversation: Conversation) -> None:
     """Ctrl+Home, then PageDown until no message is left to draw."""
     await pilot.press("ctrl+home")
@@ -213,6 +221,41 @@ class TestDrawnFromTheEnd:
             assert len(panels) == 1 and not panels[0].open, "a stop in history has no buttons"
             assert app.focused is app.query_one("PromptInput")
             assert not list(app.query(GapLine)), "the gap went"
+        app.session.close()
+
+    @pytest.mark.parametrize("key", ["pageup", "pagedown"])
+    async def test_paging_through_the_gap_never_skips_a_message(self, workspace: Path, ui, key: str) -> None:
+        """Page by page through the messages drawn on demand, up from the end or down from
+        Ctrl+Home: each view starts where the last one ended (a page may not jump over the gap,
+        nor over messages drawn while it scrolls), until every question was in view, in order."""
+        session_id, prompts, _ = write_journal(workspace, pairs=120)
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            app.query_one("PromptInput").focus()
+            if key == "pagedown":
+                await pilot.press("ctrl+home")
+                await settle(pilot, conversation)
+            previous = in_view(conversation)
+            seen = list(previous)
+            for _ in range(300):
+                await pilot.press(key)
+                await settle(pilot, conversation)
+                await pilot.pause()
+                now = in_view(conversation)
+                if now and previous:
+                    if key == "pageup":
+                        assert max(now) + 1 >= min(previous), f"skipped from {previous} to {now}"
+                    else:
+                        assert min(now) <= max(previous) + 1, f"skipped from {previous} to {now}"
+                seen += now
+                previous = now or previous
+                if not conversation.has_earlier and (conversation.scroll_y == 0 if key == "pageup"
+                                                      else conversation.scroll_y >= conversation.max_scroll_y):
+                    break
+            assert sorted(set(seen)) == list(range(len(prompts))), f"every question was in view: {previous}"
         app.session.close()
 
     async def test_a_turn_sent_after_resuming_stays_last_when_earlier_messages_load(self, workspace: Path,

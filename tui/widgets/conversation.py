@@ -74,6 +74,8 @@ class Conversation(VerticalScroll, can_focus=False):
         #: Called with the blocks ``_trim`` removed (the event handler forgets them).
         self.on_trimmed: Callable[[list[Widget]], None] | None = None
         self._trimming = False
+        self._clamping = False
+        self._hold_id = 0  # which hold a release timer belongs to
 
     def on_mount(self) -> None:
         self.anchor()
@@ -114,8 +116,8 @@ class Conversation(VerticalScroll, can_focus=False):
         """While following, hide the blocks before ``first_kept()`` once ``HIDE_SLACK`` or more
         of them are laid out."""
         self._hide_pending = False
-        if not self.following or not self.is_attached or self._trimming:
-            return
+        if not self.following or not self.is_attached or self._trimming or self._loading:
+            return  # (while messages are drawn at the gap, the next block added hides)
         children = self.children
         self.hidden_count = min(self.hidden_count, len(children))  # blocks may have been removed
         end = self.first_kept()
@@ -189,15 +191,51 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        keep = self._keep_in_view
+        if keep is not None and keep[0].is_attached:  # the user (or Textual) scrolled: the held
+            block = keep[0]                          # block moves in the view with the scroll
+            self._keep_in_view = (block, round(block.virtual_region.y - new_value))
+        if self._clamping or self._stopped_at_gap(old_value, new_value):
+            return  # (the scroll that stops at the gap asks for the drawing itself)
         if new_value <= 0 < old_value:
             self._load_above()
         elif new_value > old_value or (new_value < old_value and not self.following):
             if self._gap_in_view(new_value, since=old_value):  # down onto it draws the first ones, up the last
                 self._draw_at_gap(from_start=new_value > old_value)
 
+    def _stopped_at_gap(self, old_value: float, new_value: float) -> bool:
+        """A scroll from ``old_value`` to ``new_value`` (rows) that would pass over the gap while
+        it has messages left goes only as far as the gap, which is then drawn: scrolling down stops
+        with the gap at the bottom of the view, scrolling up (when the first messages are drawn
+        above it) with the gap at the top. True when it stopped the scroll there."""
+        earlier = self.earlier
+        if earlier is None or earlier.remaining <= 0 or self.following:
+            return False
+        gap = earlier.gap
+        if not gap.is_attached or not gap.display or not gap.virtual_region.height:
+            return False
+        region, height = gap.virtual_region, self.scrollable_content_region.height
+        limit = None
+        if new_value > old_value and region.bottom > old_value and new_value + height > region.bottom:
+            limit = max(old_value, region.bottom - height)
+            from_start = True
+        elif (new_value < old_value and earlier.drawn_from_start and region.y < old_value + height
+              and new_value < region.y):
+            limit = min(old_value, region.y)
+            from_start = False
+        if limit is None or limit == new_value:
+            return False
+        self._clamping = True
+        try:
+            self.scroll_target_y = limit
+            self.scroll_y = limit
+        finally:
+            self._clamping = False
+        self._draw_at_gap(from_start=from_start)
+        return True
+
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         """The wheel turned up with the view already at the top (no scroll to watch)."""
-        self._release_hold()
         if self.scroll_y <= 0:
             self._load_above()
 
@@ -242,26 +280,32 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def _hold(self, block: Widget | None, *, at_top: bool = False) -> None:
         """Keep ``block`` at its place in the view while blocks are shown or drawn above it (and
-        lay themselves out, over several frames), until the user scrolls or ``HOLD_S`` passed;
-        ``at_top``: at the top of the view instead."""
+        lay themselves out, over several frames), until ``HOLD_S`` after the last of them came
+        (``_arm_release``); ``at_top``: at the top of the view instead. A scroll meanwhile moves
+        the held place with it (``watch_scroll_y``), so keys pressed while blocks come in scroll
+        from where the view is, not from where the blocks would push it."""
         if block is None or not block.is_attached or not block.region.height:
             self._keep_in_view = None
             return
         # Virtual rows (as last laid out: a scroll since does not change them) minus where the
         # view is now (``region`` would still show the place before a scroll not yet laid out).
         self._keep_in_view = (block, 0 if at_top else block.virtual_region.y - round(self.scroll_y))
-        hold = self._keep_in_view
-        self.set_timer(HOLD_S, lambda: self._release_hold(hold))
+        self._hold_id += 1
+        self._arm_release()
 
-    def _release_hold(self, hold: tuple[Widget, int] | None = None) -> None:
-        """Stop holding (only ``hold``, when given: a later hold stays)."""
-        if hold is None or self._keep_in_view is hold:
+    def _arm_release(self) -> None:
+        """Let the current hold go ``HOLD_S`` from now (unless another hold came since)."""
+        hold_id = self._hold_id
+        self.set_timer(HOLD_S, lambda: self._release_hold(hold_id))
+
+    def _release_hold(self, hold_id: int | None = None) -> None:
+        """Stop holding (only hold ``hold_id``, when given: a later hold stays)."""
+        if hold_id is None or hold_id == self._hold_id:
             self._keep_in_view = None
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        """The user scrolls: a held block is let go (``_hold``); at the end already (no scroll
-        to watch) with the gap in view, the messages after it are drawn."""
-        self._release_hold()
+        """At the end already (no scroll to watch) with the gap in view, the messages after it
+        are drawn."""
         self._at_end_onto_gap()
 
     def _at_end_onto_gap(self) -> None:
@@ -306,6 +350,7 @@ class Conversation(VerticalScroll, can_focus=False):
                 at = siblings.index(gap) if gap in siblings else -1
                 self._hold(siblings[at + 1] if 0 <= at < len(siblings) - 1 else None, at_top=at_top)
             added = await earlier.load(count, from_start=from_start)
+            self._arm_release()  # the batch is in: held until it has laid itself out
             if not earlier.remaining:
                 await self._close_gap(earlier)
                 break
@@ -344,7 +389,6 @@ class Conversation(VerticalScroll, can_focus=False):
     def page(self, pages: int) -> None:
         """Scroll by ``pages`` screens (negative: up). Scrolling up stops following new content
         until the view is back at the end (Textual re-anchors there)."""
-        self._release_hold()
         if pages < 0:
             self.release_anchor()
             if self.scroll_y <= 0:  # already at the top: nothing scrolls, so no watch fires
