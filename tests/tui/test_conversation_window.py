@@ -64,19 +64,24 @@ async def test_old_blocks_are_hidden_while_following_and_the_last_ones_stay(make
         assert conversation.scroll_y == conversation.max_scroll_y  # still at the end
 
 
-async def test_page_up_to_the_top_shows_earlier_blocks_without_moving_the_view(make_app, ui) -> None:
+async def test_page_up_to_the_top_shows_earlier_blocks_and_moves_a_whole_page(make_app, ui) -> None:
+    """The PageUp that reaches the top of what is shown moves a whole page all the same: into
+    the blocks shown again above (before, it stopped at the top, a short step, then the view
+    stayed on the block that had been first)."""
     app, _ = make_app([])
     async with app.run_test(size=SIZE) as pilot:
         conversation, hidden = await filled_with_hidden(app, pilot)
         first_shown = conversation.children[hidden]
+        page = conversation.scrollable_content_region.height - 1
         while conversation.hidden_count == hidden:
+            row_before = first_shown.virtual_region.y - conversation.scroll_y
             await pilot.press("pageup")
             await pilot.pause()
         assert conversation.hidden_count == max(0, hidden - conversation_module.REVEAL_BATCH)
         await pilot.pause()
         await pilot.pause()
-        # The block that was at the top before the earlier ones came back is still at the top.
-        assert 0 <= first_shown.region.y - conversation.content_region.y <= first_shown.styles.margin.top
+        row_after = first_shown.region.y - conversation.content_region.y
+        assert page - 2 <= row_after - row_before <= page, (row_before, row_after, page)  # (margins)
         assert conversation.scroll_y > 0
 
 
@@ -192,4 +197,7 @@ async def test_the_first_frame_after_a_reveal_already_shows_the_same_place(make_
         await pilot.pause()
         assert conversation.hidden_count < hidden
         frames.append(first_shown.region.y - conversation.content_region.y)
-        assert len(frames) == 2 and all(0 <= y <= first_shown.styles.margin.top for y in frames), frames
+        # The PageUp moved a whole page (the block a page down the view), the first frame as the last.
+        page = conversation.scrollable_content_region.height - 1
+        assert len(frames) == 2 and frames[0] == frames[1], frames
+        assert page - 2 <= frames[0] <= page + first_shown.styles.margin.top, (frames, page)

@@ -75,6 +75,8 @@ class Conversation(VerticalScroll, can_focus=False):
         self.on_trimmed: Callable[[list[Widget]], None] | None = None
         self._trimming = False
         self._clamping = False
+        #: Rows of the last PageUp that the top of what is shown stopped (``_load_above``).
+        self._overshoot = 0
         self._hold_id = 0  # which hold a release timer belongs to
 
     def on_mount(self) -> None:
@@ -242,17 +244,20 @@ class Conversation(VerticalScroll, can_focus=False):
     def _load_above(self) -> None:
         """The view reached the top while not following: show the previous ``REVEAL_BATCH``
         hidden blocks, or else, with the gap in view, draw the last ``REVEAL_BATCH`` messages it
-        stands for; either way the block that was at the top stays there."""
+        stands for; either way the block that was at the top stays where it was in the view,
+        moved down by the rows a PageUp could not scroll (``_overshoot``: so that key moves a
+        whole page, into the blocks that came)."""
+        extra, self._overshoot = self._overshoot, 0
         if self.following or self._trimming:
             return
         if self.hidden_count:
             self.hidden_count = min(self.hidden_count, len(self.children))  # blocks may have been removed
             first_shown = self.children[self.hidden_count] if self.hidden_count < len(self.children) else None
-            self._hold(first_shown)
+            self._hold(first_shown, extra=extra)
             if not self.reveal(REVEAL_BATCH):
                 self._keep_in_view = None
         elif self._gap_in_view(self.scroll_y):
-            self._draw_at_gap(from_start=False, at_top=True)
+            self._draw_at_gap(from_start=False, extra=extra)
 
     def _gap_in_view(self, scroll_y: float, since: float | None = None) -> bool:
         """True when the gap (``earlier.gap``) is shown and, as last laid out, within the view
@@ -271,17 +276,17 @@ class Conversation(VerticalScroll, can_focus=False):
         bottom = max(scroll_y, top if since is None else since) + self.scrollable_content_region.height
         return region.y < bottom and region.bottom > top
 
-    def _draw_at_gap(self, *, from_start: bool, at_top: bool = False) -> None:
+    def _draw_at_gap(self, *, from_start: bool, extra: int = 0) -> None:
         """Draw ``REVEAL_BATCH`` messages at the gap in a worker (one load at a time): the first
         ones above it (``from_start``: the view came down to it) or the last ones under it."""
         if self._trimming or self._loading:
             return
-        self.run_worker(self._draw_earlier(REVEAL_BATCH, from_start=from_start, at_top=at_top), group="earlier")
+        self.run_worker(self._draw_earlier(REVEAL_BATCH, from_start=from_start, extra=extra), group="earlier")
 
-    def _hold(self, block: Widget | None, *, at_top: bool = False) -> None:
+    def _hold(self, block: Widget | None, *, extra: int = 0) -> None:
         """Keep ``block`` at its place in the view while blocks are shown or drawn above it (and
         lay themselves out, over several frames), until ``HOLD_S`` after the last of them came
-        (``_arm_release``); ``at_top``: at the top of the view instead. A scroll meanwhile moves
+        (``_arm_release``); ``extra``: that many rows lower than now. A scroll meanwhile moves
         the held place with it (``watch_scroll_y``), so keys pressed while blocks come in scroll
         from where the view is, not from where the blocks would push it."""
         if block is None or not block.is_attached or not block.region.height:
@@ -289,7 +294,7 @@ class Conversation(VerticalScroll, can_focus=False):
             return
         # Virtual rows (as last laid out: a scroll since does not change them) minus where the
         # view is now (``region`` would still show the place before a scroll not yet laid out).
-        self._keep_in_view = (block, 0 if at_top else block.virtual_region.y - round(self.scroll_y))
+        self._keep_in_view = (block, block.virtual_region.y - round(self.scroll_y) + extra)
         self._hold_id += 1
         self._arm_release()
 
@@ -334,11 +339,11 @@ class Conversation(VerticalScroll, can_focus=False):
         """True when some messages are not drawn (a gap is in the pane)."""
         return self.earlier is not None and self.earlier.remaining > 0
 
-    async def _draw_earlier(self, count: int | None, *, from_start: bool = False, at_top: bool = False,
+    async def _draw_earlier(self, count: int | None, *, from_start: bool = False, extra: int = 0,
                             to_top: bool = False) -> None:
         """Draw ``count`` more of the messages not drawn (all when None) at the gap: the last
-        ones under it, keeping the block under it where it is in the view (``at_top``: at the
-        top of the view), or ``from_start`` the first ones above it. While the gap is still in
+        ones under it, keeping the block under it where it is in the view (``extra`` rows lower),
+        or ``from_start`` the first ones above it. While the gap is still in
         view afterwards, draw more. ``to_top``: then go to the first block."""
         earlier = self.earlier
         if earlier is None:
@@ -348,7 +353,7 @@ class Conversation(VerticalScroll, can_focus=False):
             if not from_start and gap.is_attached:
                 siblings = self.children
                 at = siblings.index(gap) if gap in siblings else -1
-                self._hold(siblings[at + 1] if 0 <= at < len(siblings) - 1 else None, at_top=at_top)
+                self._hold(siblings[at + 1] if 0 <= at < len(siblings) - 1 else None, extra=extra)
             added = await earlier.load(count, from_start=from_start)
             self._arm_release()  # the batch is in: held until it has laid itself out
             if not earlier.remaining:
@@ -357,7 +362,7 @@ class Conversation(VerticalScroll, can_focus=False):
             await _next_refresh(self)
             if not added or count is None or not self._gap_in_view(self.scroll_y):
                 break
-            at_top = False
+            extra = 0
         if to_top:
             self.call_after_refresh(self.scroll_home, animate=False)
 
@@ -388,14 +393,20 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def page(self, pages: int) -> None:
         """Scroll by ``pages`` screens (negative: up). Scrolling up stops following new content
-        until the view is back at the end (Textual re-anchors there)."""
+        until the view is back at the end (Textual re-anchors there). A PageUp that reaches the
+        top of what is shown with more above (hidden blocks, the gap) still moves a whole page:
+        the rows it could not scroll are added once the blocks above are there."""
+        step = pages * max(1, self.scrollable_content_region.height - 1)
         if pages < 0:
             self.release_anchor()
+            if self.scroll_y + step < 0 and (self.hidden_count or self.has_earlier):
+                self._overshoot = int(-(self.scroll_y + step))
             if self.scroll_y <= 0:  # already at the top: nothing scrolls, so no watch fires
                 self._load_above()
+                return
         else:
             self._at_end_onto_gap()  # the same at the end
-        self.scroll_relative(y=pages * max(1, self.scrollable_content_region.height - 1), animate=False)
+        self.scroll_relative(y=step, animate=False)
 
     def to_start(self) -> None:
         """Scroll to the first block (and stop following new content): hidden blocks are shown,
