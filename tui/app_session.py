@@ -19,6 +19,27 @@ if TYPE_CHECKING:
 
     pass
 
+#: Modules the event loop imports to bind a session (the conversation's blocks and handler):
+#: imported by the start worker before it posts ``SessionOpened``, off the event loop.
+IMPORTED_BEFORE_BIND = ("tui.event_handler", "tui.widgets.blocks", "tui.markdown_split", "tui.resume_view")
+#: ... and those it imports next (theme and file watching, MCP, the sandbox's status): imported by
+#: the worker while the event loop binds. Imported there, the event loop stopped 60-80 ms at a
+#: time for them (``benchmarks/idle_cpu.py``'s start-up lag; a thread's import gives the GIL
+#: back every few milliseconds).
+IMPORTED_AFTER_BIND = ("watchfiles", "anyio._backends._asyncio", "agent.mcp.manager", "agent.sandbox.confine")
+
+
+def import_quietly(names: tuple[str, ...]) -> None:
+    """Import ``names`` (module names) now; one that fails is left for its real import to report."""
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - ImportError and the like: reported where it is used
+            pass
+
+
 EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
 
 
@@ -43,7 +64,9 @@ class SessionLifecycleMixin:
             self.call_from_thread(self._startup_failed,
                                   f"opencli-tui: error: could not start: {type(exc).__name__}: {exc}")
             return
+        import_quietly(IMPORTED_BEFORE_BIND)
         self.post_message(SessionOpened(session, notices))
+        import_quietly(IMPORTED_AFTER_BIND)
 
     def _startup_failed(self, line: str) -> None:
         self.load_themes_after_paint()  # the app may still show a frame or two

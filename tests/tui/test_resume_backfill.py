@@ -146,7 +146,7 @@ class TestDrawnFromTheEnd:
             gap = conversation.earlier.gap
             assert isinstance(gap, GapLine)
             not_drawn = conversation.earlier.remaining
-            assert f"{not_drawn} earlier messages are not drawn yet" in str(gap.render())
+            assert f"{not_drawn} messages not drawn yet" in str(gap.render())
             assert conversation.scroll_y == conversation.max_scroll_y  # at the end
 
             children = list(conversation.children)
@@ -163,13 +163,14 @@ class TestDrawnFromTheEnd:
             more = user_prompts(conversation)
             assert more == prompts[-len(more):] and len(more) > len(drawn)
             assert conversation.earlier.remaining < not_drawn
-            assert f"{conversation.earlier.remaining} earlier messages" in str(gap.render()), "the count follows"
+            assert f"{conversation.earlier.remaining} messages" in str(gap.render()), "the count follows"
             await pilot.pause()
             # That PageUp moved a whole page, into the messages it drew: the block that was first
             # under the gap went a page down the view (not back to its top: that skipped them).
             row_after = first_drawn.virtual_region.y - conversation.scroll_y
-            assert page - 2 <= row_after - row_before <= page, (row_before, row_after, page)  # margins
-            assert conversation.scroll_y > 0
+            moved = row_after - row_before
+            assert page - 4 <= moved <= page or (conversation.scroll_y == 0 and moved > 0), \
+                (row_before, row_after, page)  # (margins; or a batch shorter than the page)
             assert app.focused is app.query_one("PromptInput"), "loading does not move the focus"
         app.session.close()
 

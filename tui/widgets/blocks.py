@@ -292,11 +292,8 @@ class GapLine(Static):
     @staticmethod
     def describe(remaining: int | None) -> Text:
         """The line's text for ``remaining`` messages not drawn (None: not counted yet)."""
-        if remaining is None:
-            what = "Earlier messages are"
-        else:
-            what = f"{remaining:,} earlier message{' is' if remaining == 1 else 's are'}"
-        return Text(f"\u22ef {what} not drawn yet: scrolling here draws them (Ctrl+Home: the first ones)")
+        what = "Messages" if remaining is None else f"{remaining:,} message{'' if remaining == 1 else 's'}"
+        return Text(f"\u22ef {what} not drawn yet: scrolling onto this line draws them")
 
     def set_remaining(self, remaining: int | None) -> None:
         """Say ``remaining`` messages are not drawn."""

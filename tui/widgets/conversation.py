@@ -75,6 +75,7 @@ class Conversation(VerticalScroll, can_focus=False):
         self.on_trimmed: Callable[[list[Widget]], None] | None = None
         self._trimming = False
         self._clamping = False
+        self._paging = False
         #: Rows of the last PageUp that the top of what is shown stopped (``_load_above``).
         self._overshoot = 0
         self._hold_id = 0  # which hold a release timer belongs to
@@ -194,7 +195,7 @@ class Conversation(VerticalScroll, can_focus=False):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         keep = self._keep_in_view
-        if keep is not None and keep[0].is_attached:  # the user (or Textual) scrolled: the held
+        if keep is not None and keep[0].is_attached and not self._paging:  # a scroll: the held
             block = keep[0]                          # block moves in the view with the scroll
             self._keep_in_view = (block, round(block.virtual_region.y - new_value))
         if self._clamping or self._stopped_at_gap(old_value, new_value):
@@ -212,6 +213,8 @@ class Conversation(VerticalScroll, can_focus=False):
         above it) with the gap at the top. True when it stopped the scroll there."""
         earlier = self.earlier
         if earlier is None or earlier.remaining <= 0 or self.following:
+            return False
+        if new_value <= 0 or new_value >= self.max_scroll_y:  # Ctrl+Home / Ctrl+End go all the way
             return False
         gap = earlier.gap
         if not gap.is_attached or not gap.display or not gap.virtual_region.height:
@@ -283,10 +286,12 @@ class Conversation(VerticalScroll, can_focus=False):
             return
         self.run_worker(self._draw_earlier(REVEAL_BATCH, from_start=from_start, extra=extra), group="earlier")
 
-    def _hold(self, block: Widget | None, *, extra: int = 0) -> None:
+    def _hold(self, block: Widget | None, *, extra: int = 0, arm: bool = True) -> None:
         """Keep ``block`` at its place in the view while blocks are shown or drawn above it (and
         lay themselves out, over several frames), until ``HOLD_S`` after the last of them came
-        (``_arm_release``); ``extra``: that many rows lower than now. A scroll meanwhile moves
+        (``_arm_release``; ``arm``: the timer starts now, else when the caller says: a batch
+        being drawn may take longer than ``HOLD_S``); ``extra``: that many rows lower than now.
+        A scroll meanwhile moves
         the held place with it (``watch_scroll_y``), so keys pressed while blocks come in scroll
         from where the view is, not from where the blocks would push it."""
         if block is None or not block.is_attached or not block.region.height:
@@ -296,7 +301,8 @@ class Conversation(VerticalScroll, can_focus=False):
         # view is now (``region`` would still show the place before a scroll not yet laid out).
         self._keep_in_view = (block, block.virtual_region.y - round(self.scroll_y) + extra)
         self._hold_id += 1
-        self._arm_release()
+        if arm:
+            self._arm_release()
 
     def _arm_release(self) -> None:
         """Let the current hold go ``HOLD_S`` from now (unless another hold came since)."""
@@ -353,7 +359,7 @@ class Conversation(VerticalScroll, can_focus=False):
             if not from_start and gap.is_attached:
                 siblings = self.children
                 at = siblings.index(gap) if gap in siblings else -1
-                self._hold(siblings[at + 1] if 0 <= at < len(siblings) - 1 else None, extra=extra)
+                self._hold(siblings[at + 1] if 0 <= at < len(siblings) - 1 else None, extra=extra, arm=False)
             added = await earlier.load(count, from_start=from_start)
             self._arm_release()  # the batch is in: held until it has laid itself out
             if not earlier.remaining:
@@ -397,6 +403,23 @@ class Conversation(VerticalScroll, can_focus=False):
         top of what is shown with more above (hidden blocks, the gap) still moves a whole page:
         the rows it could not scroll are added once the blocks above are there."""
         step = pages * max(1, self.scrollable_content_region.height - 1)
+        keep = self._keep_in_view
+        if keep is not None and keep[0].is_attached and not self.following:
+            # Blocks are coming in above the held one: the page moves the held place, so every key
+            # counts once they are there (scrolling now would stop at the top of what is shown).
+            block, rows = keep
+            self._keep_in_view = (block, rows - step)
+            target = block.virtual_region.y - (rows - step)
+            self._paging = True
+            try:
+                self.scroll_target_y = self.scroll_y = max(0, min(target, self.max_scroll_y))
+            finally:
+                self._paging = False
+            if target < 0:  # past the top: what is hidden or not drawn above comes, that much higher
+                self._overshoot = int(-target)
+                self._load_above()
+                self._overshoot = 0
+            return
         if pages < 0:
             self.release_anchor()
             if self.scroll_y + step < 0 and (self.hidden_count or self.has_earlier):
