@@ -14,6 +14,7 @@ from agent.config.settings import Settings
 from agent.providers.scripted import ScriptedProvider
 from agent.runtime.build import build_session
 from agent.session.resume import read_records
+from tests.tui.test_resume_backfill import page_down_until_drawn
 from tui.widgets import conversation as conversation_module
 from tui.widgets.blocks import AssistantBlock, GapLine, UserBlock
 from tui.widgets.conversation import Conversation
@@ -125,13 +126,10 @@ async def test_ctrl_home_draws_the_first_turns_and_scrolling_down_the_rest(make_
         await pilot.pause()
         assert conversation.scroll_y == 0
         assert prompts_in(conversation)[0] == "question 0"
-        for _ in range(400):
-            if not conversation.has_earlier:
-                break
-            await pilot.press("pagedown")
-            await settle(pilot, conversation)
+        def in_order() -> None:
             shown = prompts_in(conversation)
             assert shown == sorted(set(shown), key=sent.index), "in order, nothing twice"
+        await page_down_until_drawn(pilot, conversation, in_order, settled=settle)
         assert prompts_in(conversation) == sent
     app.session.close()
 

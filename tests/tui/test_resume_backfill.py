@@ -94,16 +94,24 @@ def in_view(conversation: Conversation) -> list[int]:
             and block.virtual_region.y < top + height and block.virtual_region.bottom > top]
 
 
+async def page_down_until_drawn(pilot, conversation: Conversation, each_step=None, settled=None) -> None:
+    """PageDown until no message is left to draw; ``each_step()`` after every key; ``settled``:
+    how to wait for the drawing (this module's ``settle`` by default)."""
+    for _ in range(400):
+        if not conversation.has_earlier:
+            return
+        await pilot.press("pagedown")
+        await (settled or settle)(pilot, conversation)
+        if each_step is not None:
+            each_step()
+    raise AssertionError("messages were left to draw")
+
+
 async def draw_everything(pilot, conversation: Conversation) -> None:
     """Ctrl+Home, then PageDown until no message is left to draw."""
     await pilot.press("ctrl+home")
     await settle(pilot, conversation)
-    for _ in range(200):
-        if not conversation.has_earlier:
-            return
-        await pilot.press("pagedown")
-        await settle(pilot, conversation)
-    raise AssertionError("messages were left to draw")
+    await page_down_until_drawn(pilot, conversation)
 
 
 class TestBatchBoundaries:
@@ -199,13 +207,11 @@ class TestDrawnFromTheEnd:
             children = list(conversation.children)
             assert children.index(conversation.earlier.gap) < children.index(
                 next(b for b in children if isinstance(b, UserBlock) and b.text == tail[0])), "the gap is between"
-            for _ in range(200):
-                if not conversation.has_earlier:
-                    break
-                await pilot.press("pagedown")
-                await settle(pilot, conversation)
+
+            def in_order() -> None:
                 shown = user_prompts(conversation)
                 assert shown == prompts[:len(shown) - len(tail)] + tail, "always in order, nothing twice"
+            await page_down_until_drawn(pilot, conversation, in_order)
             assert not conversation.has_earlier
             assert user_prompts(conversation) == prompts
             answers = [b for b in conversation.children if isinstance(b, AssistantBlock)]
