@@ -103,7 +103,7 @@ class SessionLifecycleMixin:
         status = self.main_screen.query_one(StatusBar)
         self.handler = EventHandler(self, conversation, status, self.runner, self.duration_format,
                                     sidebar=self.main_screen.query_one(Sidebar))
-        from .resume_backfill import journal_loader
+        from .resume_view import journal_loader
 
         conversation.make_loader = journal_loader(self)  # a long conversation's oldest blocks go
         conversation.on_trimmed = self.handler.forget

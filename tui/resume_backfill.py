@@ -9,7 +9,8 @@ again the same way when scrolled back to.
   for the messages above, and an ``EarlierMessages`` loader (``Conversation.earlier``) draws them.
 - A long conversation: the pane removes its oldest hidden blocks, up to a prompt's block that
   knows where its turn starts in the journal (``UserBlock.journal_at``), and puts a gap there
-  whose loader reads the journal back (``journal_loader``) when it is first scrolled to.
+  whose loader reads the journal back (tui/resume_view.py ``journal_loader``) when it is first
+  scrolled to.
 
 When the view scrolls up onto the gap, the pane asks the loader for the last ``REVEAL_BATCH``
 messages it stands for (drawn under the gap); when it scrolls down onto it, or on Ctrl+Home, for
@@ -22,7 +23,6 @@ checklist, undone files) was applied when they were first read; a batch only dra
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from textual.widget import Widget
@@ -228,32 +228,6 @@ class EarlierMessages:
     def _handler(self, pane: _MountAt) -> "BatchHandler":
         live = self.app.handler
         return BatchHandler(self.app, pane, live.status, live.runner, live.duration_format)  # type: ignore[arg-type]
-
-
-def journal_loader(app: "OpenCLIApp") -> Callable[["GapLine", int], EarlierMessages]:
-    """What the pane calls when it removes its oldest blocks (``Conversation.make_loader``): a
-    loader for the first ``end_record`` records of the current session's journal. A resumed
-    session's records already read are used when they hold them all; otherwise the journal file
-    is read back (``load_session``) when the gap is first scrolled to."""
-
-    def make(gap: "GapLine", end_record: int) -> EarlierMessages:
-        from .resume_view import backfill_replay
-
-        session = app.session
-        resumed = session.resumed
-        source: JournalSource
-        if resumed is not None and end_record <= len(resumed.records):
-            source = resumed
-        else:
-            path = Path(session.journal_path)
-
-            def source() -> "LoadedSession":
-                from agent.session.resume import load_session
-
-                return load_session(path)
-        return EarlierMessages(app, source, gap, end_record, backfill_replay(session))
-
-    return make
 
 
 class BatchHandler(EventHandler):

@@ -17,7 +17,8 @@ conversation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from agent.config.settings import PermissionMode
 from agent.events import ReasoningDelta, ReminderInjected, TextDelta, ToolCallFinished, ToolCallStarted
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .app import OpenCLIApp
     from .event_handler import EventHandler
     from .session_api import UISession
+    from .widgets.blocks import GapLine
 
 #: Messages of a followed sub-agent's journal redrawn as blocks (tui/subagent_follow.py; older
 #: ones are summarised in one notice). A resumed session draws its last screenful and the rest
@@ -171,6 +173,30 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     conversation.scroll_end(animate=False)
     if first > 0:
         conversation.run_worker(conversation.fill_view(), group="earlier")
+
+
+def journal_loader(app: "OpenCLIApp") -> "Callable[[GapLine, int], resume_backfill.EarlierMessages]":
+    """What the pane calls when it removes its oldest blocks (``Conversation.make_loader``): a
+    loader for the first ``end_record`` records of the current session's journal. A resumed
+    session's records already read are used when they hold them all; otherwise the journal file
+    is read back (``load_session``) when the gap is first scrolled to."""
+
+    def make(gap: "GapLine", end_record: int) -> resume_backfill.EarlierMessages:
+        session = app.session
+        resumed = session.resumed
+        source: resume_backfill.JournalSource
+        if resumed is not None and end_record <= len(resumed.records):
+            source = resumed
+        else:
+            path = Path(session.journal_path)
+
+            def source() -> "LoadedSession":
+                from agent.session.resume import load_session
+
+                return load_session(path)
+        return resume_backfill.EarlierMessages(app, source, gap, end_record, backfill_replay(session))
+
+    return make
 
 
 def backfill_replay(session: "UISession"):  # type: ignore[no-untyped-def]

@@ -69,7 +69,7 @@ class Conversation(VerticalScroll, can_focus=False):
         #: after it may be removed (``_trim``). None: none is kept.
         self.header: Widget | None = None
         #: ``(gap, end_record) -> EarlierMessages`` for the first ``end_record`` journal records
-        #: (tui/resume_backfill.py ``journal_loader``); None: blocks are never removed.
+        #: (tui/resume_view.py ``journal_loader``); None: blocks are never removed.
         self.make_loader: Callable[[Widget, int], Any] | None = None
         #: Called with the blocks ``_trim`` removed (the event handler forgets them).
         self.on_trimmed: Callable[[list[Widget]], None] | None = None
