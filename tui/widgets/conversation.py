@@ -26,7 +26,8 @@ the previous ``REVEAL_BATCH`` messages under it, keeping the view where it was; 
 onto it draws the next ones above it; Ctrl+Home shows every hidden block and draws the first
 messages (above the gap, which then goes down as the view does); a view that the drawn messages
 do not fill asks for more until it is full or none are left. A block holding the focus is never
-hidden or removed.
+hidden or removed. While blocks come in above the view, the block at its top is held in place
+(tui/widgets/held_place.py), and a scroll never passes the gap while it has messages left.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from textual import events
 from textual.containers import VerticalScroll
 from textual.widget import AwaitMount, Widget
 
+from .held_place import HeldPlace
+
 #: While following, the last blocks filling this many heights of the pane stay laid out.
 KEEP_SCREENS = 2
 #: ... and at least this many blocks, however tall.
@@ -46,23 +49,20 @@ KEEP_MIN = 6
 HIDE_SLACK = 8
 #: Blocks shown again each time the view reaches the top of what is shown.
 REVEAL_BATCH = 20
-#: Seconds the block at the top stays held in place while blocks come in above it (``_hold``).
-HOLD_S = 1.0
 #: Beyond this many hidden blocks, the oldest are removed (drawn again from the journal)...
 TRIM_AT = 120
 #: ... down to this many hidden ones (scrolling back over them needs no journal read).
 TRIM_KEEP = 40
 
 
-class Conversation(VerticalScroll, can_focus=False):
+class Conversation(HeldPlace, VerticalScroll, can_focus=False):
     """Holds the conversation blocks in order; ``hidden_count`` of the first ones are hidden."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.hidden_count = 0
         self._hide_pending = False
-        #: (block, rows from the top of the view) to hold while blocks come in above it.
-        self._keep_in_view: tuple[Widget, int] | None = None
+        self._init_held_place()  # the block kept in place while blocks come in above it
         #: The loader of the messages not drawn (``EarlierMessages``, its ``gap`` in the pane), or None.
         self.earlier = None
         #: The last block of the conversation's header (welcome, "Resumed session" lines): blocks
@@ -75,10 +75,8 @@ class Conversation(VerticalScroll, can_focus=False):
         self.on_trimmed: Callable[[list[Widget]], None] | None = None
         self._trimming = False
         self._clamping = False
-        self._paging = False
         #: Rows of the last PageUp that the top of what is shown stopped (``_load_above``).
         self._overshoot = 0
-        self._hold_id = 0  # which hold a release timer belongs to
 
     def on_mount(self) -> None:
         self.anchor()
@@ -194,10 +192,7 @@ class Conversation(VerticalScroll, can_focus=False):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        keep = self._keep_in_view
-        if keep is not None and keep[0].is_attached and not self._paging:  # a scroll: the held
-            block = keep[0]                          # block moves in the view with the scroll
-            self._keep_in_view = (block, round(block.virtual_region.y - new_value))
+        self._follow_scroll(new_value)  # a held block moves in the view with the scroll
         if self._clamping or self._stopped_at_gap(old_value, new_value):
             return  # (the scroll that stops at the gap asks for the drawing itself)
         if new_value <= 0 < old_value:
@@ -258,7 +253,7 @@ class Conversation(VerticalScroll, can_focus=False):
             first_shown = self.children[self.hidden_count] if self.hidden_count < len(self.children) else None
             self._hold(first_shown, extra=extra)
             if not self.reveal(REVEAL_BATCH):
-                self._keep_in_view = None
+                self._release_hold()
         elif self._gap_in_view(self.scroll_y):
             self._draw_at_gap(from_start=False, extra=extra)
 
@@ -286,34 +281,6 @@ class Conversation(VerticalScroll, can_focus=False):
             return
         self.run_worker(self._draw_earlier(REVEAL_BATCH, from_start=from_start, extra=extra), group="earlier")
 
-    def _hold(self, block: Widget | None, *, extra: int = 0, arm: bool = True) -> None:
-        """Keep ``block`` at its place in the view while blocks are shown or drawn above it (and
-        lay themselves out, over several frames), until ``HOLD_S`` after the last of them came
-        (``_arm_release``; ``arm``: the timer starts now, else when the caller says: a batch
-        being drawn may take longer than ``HOLD_S``); ``extra``: that many rows lower than now.
-        A scroll meanwhile moves
-        the held place with it (``watch_scroll_y``), so keys pressed while blocks come in scroll
-        from where the view is, not from where the blocks would push it."""
-        if block is None or not block.is_attached or not block.region.height:
-            self._keep_in_view = None
-            return
-        # Virtual rows (as last laid out: a scroll since does not change them) minus where the
-        # view is now (``region`` would still show the place before a scroll not yet laid out).
-        self._keep_in_view = (block, block.virtual_region.y - round(self.scroll_y) + extra)
-        self._hold_id += 1
-        if arm:
-            self._arm_release()
-
-    def _arm_release(self) -> None:
-        """Let the current hold go ``HOLD_S`` from now (unless another hold came since)."""
-        hold_id = self._hold_id
-        self.set_timer(HOLD_S, lambda: self._release_hold(hold_id))
-
-    def _release_hold(self, hold_id: int | None = None) -> None:
-        """Stop holding (only hold ``hold_id``, when given: a later hold stays)."""
-        if hold_id is None or hold_id == self._hold_id:
-            self._keep_in_view = None
-
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         """At the end already (no scroll to watch) with the gap in view, the messages after it
         are drawn."""
@@ -322,23 +289,6 @@ class Conversation(VerticalScroll, can_focus=False):
     def _at_end_onto_gap(self) -> None:
         if self.scroll_y >= self.max_scroll_y and self._gap_in_view(self.scroll_y):
             self._draw_at_gap(from_start=True)
-
-    def arrange(self, size, optimal: bool = False):  # type: ignore[no-untyped-def]
-        """Textual's arrangement of the blocks; while a block is held (``_hold``), the scroll
-        offset is set from it here, in the layout pass, the way Textual keeps an anchored view at
-        the end: the frame that first shows the blocks added above already shows the same place
-        (scrolling after that frame showed them at the top for a frame or more: a flash)."""
-        result = super().arrange(size, optimal)
-        keep = self._keep_in_view
-        if keep is not None and not self.following:
-            block, rows = keep
-            placement = next((p for p in result.placements if p.widget is block), None)
-            if placement is not None:
-                offset = max(0, placement.region.y - rows)
-                self.set_reactive(Conversation.scroll_y, offset)
-                self.set_reactive(Conversation.scroll_target_y, offset)
-                self.vertical_scrollbar._reactive_position = offset
-        return result
 
     @property
     def has_earlier(self) -> bool:
@@ -403,18 +353,10 @@ class Conversation(VerticalScroll, can_focus=False):
         top of what is shown with more above (hidden blocks, the gap) still moves a whole page:
         the rows it could not scroll are added once the blocks above are there."""
         step = pages * max(1, self.scrollable_content_region.height - 1)
-        keep = self._keep_in_view
-        if keep is not None and keep[0].is_attached and not self.following:
-            # Blocks are coming in above the held one: the page moves the held place, so every key
-            # counts once they are there (scrolling now would stop at the top of what is shown).
-            block, rows = keep
-            self._keep_in_view = (block, rows - step)
-            target = block.virtual_region.y - (rows - step)
-            self._paging = True
-            try:
-                self.scroll_target_y = self.scroll_y = max(0, min(target, self.max_scroll_y))
-            finally:
-                self._paging = False
+        # Blocks coming in above a held one: the page moves the held place, so every key counts
+        # once they are there (scrolling now would stop at the top of what is shown).
+        target = self._page_held(step)
+        if target is not None:
             if target < 0:  # past the top: what is hidden or not drawn above comes, that much higher
                 self._overshoot = int(-target)
                 self._load_above()
