@@ -201,3 +201,23 @@ async def test_the_first_frame_after_a_reveal_already_shows_the_same_place(make_
         page = conversation.scrollable_content_region.height - 1
         assert len(frames) == 2 and frames[0] == frames[1], frames
         assert page - 2 <= frames[0] <= page + first_shown.styles.margin.top, (frames, page)
+
+
+async def test_page_ups_while_blocks_come_back_each_move_a_whole_page(make_app) -> None:
+    """Two PageUps in a row across the top of what is shown (the second while the first one's
+    blocks are still held in place) move two whole pages (the second once stopped at the top
+    and lost the rest of its page)."""
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        conversation, hidden = await filled_with_hidden(app, pilot)
+        conversation.release_anchor()
+        page = conversation.scrollable_content_region.height - 1
+        conversation.scroll_to(y=min(conversation.max_scroll_y, page // 2), animate=False)
+        await pilot.pause()
+        marker = conversation.children[hidden + 2]
+        row_before = marker.virtual_region.y - conversation.scroll_y
+        await pilot.press("pageup", "pageup")
+        for _ in range(5):
+            await pilot.pause()
+        row_after = marker.virtual_region.y - conversation.scroll_y
+        assert 2 * page - 4 <= row_after - row_before <= 2 * page, (row_before, row_after, page)

@@ -193,8 +193,8 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._follow_scroll(new_value)  # a held block moves in the view with the scroll
-        if self._clamping or self._stopped_at_gap(old_value, new_value):
-            return  # (the scroll that stops at the gap asks for the drawing itself)
+        if self._clamping or self._paging or self._stopped_at_gap(old_value, new_value):
+            return  # (the scroll that stops at the gap, or a page while held, asks for what is next itself)
         if new_value <= 0 < old_value:
             self._load_above()
         elif new_value > old_value or (new_value < old_value and not self.following):
