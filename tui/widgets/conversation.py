@@ -193,8 +193,8 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._follow_scroll(new_value)  # a held block moves in the view with the scroll
-        if self._clamping or self._paging or self._stopped_at_gap(old_value, new_value):
-            return  # (the scroll that stops at the gap, or a page while held, asks for what is next itself)
+        if self._clamping or self._stopped_at_gap(old_value, new_value):
+            return  # (the scroll that stops at the gap asks for the drawing itself)
         if new_value <= 0 < old_value:
             self._load_above()
         elif new_value > old_value or (new_value < old_value and not self.following):
@@ -355,12 +355,15 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
         step = pages * max(1, self.scrollable_content_region.height - 1)
         # Blocks coming in above a held one: the page moves the held place, so every key counts
         # once they are there (scrolling now would stop at the top of what is shown).
-        target = self._page_held(step)
-        if target is not None:
-            if target < 0:  # past the top: what is hidden or not drawn above comes, that much higher
-                self._overshoot = int(-target)
+        if self.holding and not self.following:
+            # Past the top, what is hidden or not drawn above comes that much higher: said before
+            # the scroll, whose watch asks for it (or, at the top already, asked for here).
+            block, rows = self._keep_in_view
+            self._overshoot = max(0, int(rows - step - block.virtual_region.y))
+            self._page_held(step)
+            if self._overshoot:
                 self._load_above()
-                self._overshoot = 0
+            self._overshoot = 0
             return
         if pages < 0:
             self.release_anchor()
