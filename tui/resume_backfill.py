@@ -101,9 +101,9 @@ class _MountAt:
 
     def _hidden_at(self, neighbour: Widget, block: Widget) -> None:
         block.display = False
-        if not neighbour.display:  # the pane hid its older blocks meanwhile: this one is among them
-            self._conversation.hidden_count += 1
-        else:
+        if not neighbour.display and neighbour not in self._waiting:  # the pane hid its older
+            self._conversation.hidden_count += 1                     # blocks: this one is among them
+        else:  # (a reminder mark under a block of this batch waits with it)
             self._waiting.append(block)
 
     def show(self) -> None:
@@ -145,8 +145,8 @@ class EarlierMessages:
     The journal is ``source``: a ``LoadedSession``, or a function reading it (run in a worker
     thread by the first ``load``). Messages ``lo`` .. ``hi - 1`` (indexes into the message
     records) are not drawn; ``remaining`` is how many (before the journal is read: ``end_record``,
-    i.e. "some" when > 0). ``await load(count)`` draws about the last ``count`` of them (all when
-    None) just under the gap, ``load(count, from_start=True)`` the first ones just above it; each
+    i.e. "some" when > 0). ``await load(count)`` draws about the last ``count`` of them just
+    under the gap, ``load(count, from_start=True)`` the first ones just above it; each
     returns how many blocks it mounted (0 when none are left or the gap is gone). Loads run one at
     a time. ``replay(handler, loaded, first_record)`` makes the object that draws a batch's
     records through ``handler`` (``await replay.record(record)`` per record in order, the first
@@ -185,8 +185,8 @@ class EarlierMessages:
         """Messages not drawn yet (``end_record`` while the journal is not read)."""
         return self.end_record if self.loaded is None else self.hi - self.lo
 
-    async def load(self, count: int | None = None, *, from_start: bool = False) -> int:
-        """Draw about ``count`` of the messages not drawn (at least one; all when None): the last
+    async def load(self, count: int, *, from_start: bool = False) -> int:
+        """Draw about ``count`` of the messages not drawn (at least one): the last
         ones under the gap, or with ``from_start`` the first ones above it. Returns the number of
         blocks mounted. ``OSError`` reading the journal is said on the gap line (0 returned)."""
         async with self._lock:
@@ -199,16 +199,15 @@ class EarlierMessages:
             if self.remaining <= 0 or not self.gap.is_attached:
                 return 0
             positions, records = self.positions, self.records
-            wanted = None if count is None else max(1, count)
+            wanted = max(1, count)
             if from_start:
                 first = self.lo
-                end = self.hi if wanted is None else max(first + 1, batch_end(records, positions, first + wanted))
-                end = min(end, self.hi)
+                end = min(self.hi, max(first + 1, batch_end(records, positions, first + wanted)))
                 start_record = self.rec_lo
                 end_record = self.rec_hi if end >= self.hi else records_before(positions, end)
             else:
                 end = self.hi
-                first = self.lo if wanted is None else max(self.lo, batch_start(records, positions, end - wanted))
+                first = max(self.lo, batch_start(records, positions, end - wanted))
                 start_record = self.rec_lo if first <= self.lo else records_before(positions, first)
                 end_record = self.rec_hi
             pane = _MountAt(self.gap.parent, self.gap, above=from_start)

@@ -267,6 +267,46 @@ class TestDrawnFromTheEnd:
             assert sorted(set(seen)) == list(range(len(prompts))), f"every question was in view: {previous}"
         app.session.close()
 
+    async def test_a_reminder_mark_in_an_earlier_batch_is_shown_with_its_block(self, workspace: Path, ui) -> None:
+        """A reminder mark under a tool block of a batch drawn at the gap comes with the batch
+        (it was counted among the pane's hidden blocks, and stayed hidden)."""
+        from agent.events import ToolResult
+        from agent.session.resume import find_session
+        from tui.widgets.blocks import ReminderMark
+
+        session_id, prompts, _ = write_journal(workspace)
+        path = find_session(workspace, session_id)
+        session = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]),
+                                resume=session_id)
+        session.prepare()
+        call = ToolCall(id="callR", name="read", arguments='{"path": "calc.py"}')
+        message = ToolResultMessage(tool_call_id=call.id, name="read", content="file text R")
+        journal = session.journal
+        journal.append_message(UserMessage(content="question with a reminder"))
+        journal.append_message(AssistantMessage(content=None, tool_calls=[call]))
+        journal.append_tool_result(message, ToolResult(reminders=("a reminder under the call",)))
+        journal.append_message(message)
+        journal.append_message(AssistantMessage(content="answer R"))
+        journal.append(EventRecord.turn_finished("done", time.time()))
+        for i in range(PAIRS):  # enough after it that it is drawn from the gap
+            journal.append_message(UserMessage(content=f"later {i}"))
+            journal.append_message(AssistantMessage(content=f"later answer {i}"))
+            journal.append(EventRecord.turn_finished("done", time.time()))
+        session.close()
+        assert path.exists()
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            app.query_one("PromptInput").focus()
+            await draw_everything(pilot, conversation)
+            marks = [m for m in app.query(ReminderMark) if "a reminder under the call" in str(m.render())]
+            assert len(marks) == 1 and marks[0].display, "the mark is shown"
+            assert conversation.hidden_count == 0
+            assert all(block.display for block in conversation.children)
+        app.session.close()
+
     async def test_a_turn_sent_after_resuming_stays_last_when_earlier_messages_load(self, workspace: Path,
                                                                                     ui) -> None:
         session_id, prompts, _ = write_journal(workspace)

@@ -138,12 +138,17 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
     def _loading(self) -> bool:
         return any(w.group == "earlier" and not w.is_finished for w in self.workers)
 
+    def _after_header(self) -> int:
+        """The index (into ``children``) of the first block after the header (0: no header)."""
+        children = self.children
+        return children.index(self.header) + 1 if self.header is not None and self.header in children else 0
+
     def _trim_cut(self) -> int | None:
         """Where ``_trim`` cuts: the index of the last block tagged with its journal position
         (``journal_at``) that leaves ``TRIM_KEEP`` blocks hidden after it and comes after the
         header and the gap (None: no such block)."""
         children = self.children
-        floor = children.index(self.header) + 1 if self.header is not None and self.header in children else 0
+        floor = self._after_header()
         earlier = self.earlier
         if earlier is not None and earlier.gap in children:
             floor = max(floor, children.index(earlier.gap) + 1)
@@ -162,8 +167,7 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
             if cut is None or self.make_loader is None:
                 return
             children = self.children
-            start = children.index(self.header) + 1 if self.header is not None and self.header in children else 0
-            removed = list(children[start:cut])
+            removed = list(children[self._after_header():cut])
             focused = self.screen.focused
             if not removed or (focused is not None and set(focused.ancestors_with_self) & set(removed)):
                 return
@@ -295,9 +299,9 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
         """True when some messages are not drawn (a gap is in the pane)."""
         return self.earlier is not None and self.earlier.remaining > 0
 
-    async def _draw_earlier(self, count: int | None, *, from_start: bool = False, extra: int = 0,
+    async def _draw_earlier(self, count: int, *, from_start: bool = False, extra: int = 0,
                             to_top: bool = False) -> None:
-        """Draw ``count`` more of the messages not drawn (all when None) at the gap: the last
+        """Draw ``count`` more of the messages not drawn at the gap: the last
         ones under it, keeping the block under it where it is in the view (``extra`` rows lower),
         or ``from_start`` the first ones above it. While the gap is still in
         view afterwards, draw more. ``to_top``: then go to the first block."""
@@ -316,7 +320,7 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
                 await self._close_gap(earlier)
                 break
             await _next_refresh(self)
-            if not added or count is None or not self._gap_in_view(self.scroll_y):
+            if not added or not self._gap_in_view(self.scroll_y):
                 break
             extra = 0
         if to_top:
@@ -358,8 +362,7 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
         if self.holding and not self.following:
             # Past the top, what is hidden or not drawn above comes that much higher: said before
             # the scroll, whose watch asks for it (or, at the top already, asked for here).
-            block, rows = self._keep_in_view
-            self._overshoot = max(0, int(rows - step - block.virtual_region.y))
+            self._overshoot = max(0, int(-self._held_target(step)))
             self._page_held(step)
             if self._overshoot:
                 self._load_above()

@@ -7,8 +7,9 @@ the hold is let go, ``arrange`` sets the scroll offset so the block is at those 
 way Textual keeps an anchored view at the end: the frame that first shows the new blocks already
 shows the same place (scrolling after that frame showed them at the top for a frame or more: a
 flash). A scroll by the user meanwhile moves the held place with it (``_follow_scroll``), and a
-page key moves it a page (``_page_held``), so keys pressed while blocks come in count from where
-the view is. The hold is let go ``HOLD_S`` after the blocks are in (``_arm_release``).
+page key moves it a page (``_page_held``, to ``_held_target``), so keys pressed while blocks come
+in count from where the view is. The hold is let go ``HOLD_S`` after the blocks are in
+(``_arm_release``).
 
 The host sets ``_init_held_place()`` up in its ``__init__``, calls ``_follow_scroll`` from its
 ``watch_scroll_y``, and has a ``following`` property (True while it follows the end: no hold).
@@ -69,21 +70,24 @@ class HeldPlace:
             block = self._keep_in_view[0]
             self._keep_in_view = (block, round(block.virtual_region.y - new_value))
 
-    def _page_held(self, step: int) -> int | None:
-        """While holding: scroll by ``step`` rows (negative: up) by moving the held place, and
-        return how far the scroll would go (rows; below 0: past the top of what is there yet,
-        which the blocks coming in will fill). None when nothing is held (scroll as usual)."""
-        if not self.holding or self.following:
-            return None
+    def _held_target(self, step: int) -> int:
+        """Where a scroll by ``step`` rows (negative: up) moves the view while holding, as the
+        held block was last laid out (rows; below 0: past the top of what is there yet, which
+        the blocks coming in will fill)."""
+        block, rows = self._keep_in_view
+        return block.virtual_region.y - (rows - step)
+
+    def _page_held(self, step: int) -> None:
+        """While holding (``holding``): scroll by ``step`` rows by moving the held place, to
+        ``_held_target(step)`` (held at 0 above the top, at the end below it)."""
+        target = self._held_target(step)
         block, rows = self._keep_in_view
         self._keep_in_view = (block, rows - step)
-        target = block.virtual_region.y - (rows - step)
         self._paging = True
         try:
             self.scroll_target_y = self.scroll_y = max(0, min(target, self.max_scroll_y))
         finally:
             self._paging = False
-        return target
 
     def arrange(self, size, optimal: bool = False):  # type: ignore[no-untyped-def]
         """Textual's arrangement of the children; while a block is held, the scroll offset is
