@@ -23,7 +23,7 @@ a ``turn_finished`` after each pair) is written into a temporary data folder. Th
    150 MB).
 
 Medians over ``--rounds`` (default 3). Nothing is asserted. Usage: python benchmarks/long_chat.py
-[--messages N] [--rounds R] [--live] [--skip-continue]
+[--messages N] [--rounds R] [--live] [--skip-continue] [--skip-exchanges]
 """
 
 from __future__ import annotations
@@ -161,6 +161,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds; default 3")
     parser.add_argument("--live", action="store_true", help="also measure with all N messages mounted")
     parser.add_argument("--skip-continue", action="store_true", help="skip the --continue measurement")
+    parser.add_argument("--skip-exchanges", action="store_true", help="skip the per-exchange measurement")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data, ws = Path(tmp) / "data", Path(tmp) / "ws"
@@ -174,7 +175,7 @@ def main() -> None:
 
         shown = resume_backfill.FIRST_SHOWN_MESSAGES
         rows: dict[str, list[float]] = {}
-        for r in range(args.rounds):
+        for r in range(0 if args.skip_exchanges else args.rounds):
             variants = [("at 10", None, shown), (f"at {args.messages}", session_id, shown)]
             if args.live:
                 variants.append((f"at {args.messages}, live", session_id, args.messages + 10))
@@ -207,7 +208,7 @@ def main() -> None:
 
     print(f"\n{args.rounds} rounds, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; per short exchange "
           f"(median of 10, then of the rounds):")
-    base_cpu, base_wall = median(rows["at 10 cpu"]), median(rows["at 10 wall"])
+    base_cpu, base_wall = median(rows.get("at 10 cpu", [])), median(rows.get("at 10 wall", []))
     for label in dict.fromkeys(k.rsplit(" ", 1)[0] for k in rows):
         cpu, wall = median(rows[label + " cpu"]), median(rows[label + " wall"])
         print(f"  {label:<16}: CPU {cpu * 1000:6.0f} ms ({cpu / base_cpu:.2f}x), wall {wall * 1000:6.0f} ms "

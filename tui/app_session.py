@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 #: Modules the event loop imports to bind a session (the conversation's blocks and handler):
 #: imported by the start worker before it posts ``SessionOpened``, off the event loop.
 IMPORTED_BEFORE_BIND = ("tui.event_handler", "tui.widgets.blocks", "tui.markdown_split", "tui.resume_view")
-#: ... and those it imports next (theme and file watching, MCP, the sandbox's status): imported by
-#: the worker while the event loop binds. Imported there, the event loop stopped 60-80 ms at a
-#: time for them (``benchmarks/idle_cpu.py``'s start-up lag; a thread's import gives the GIL
-#: back every few milliseconds).
+#: ... and those it imports next (theme and file watching, MCP, the sandbox's status): imported in
+#: a thread once the bound session has been drawn (``_session_drawn``). On the event loop they
+#: stopped it 60-80 ms at a time (``benchmarks/idle_cpu.py``'s start-up lag; a thread's import
+#: gives the GIL back every few milliseconds); imported while the event loop draws a resumed
+#: conversation, they delayed its last message by about 0.1 s (``benchmarks/long_chat.py``).
 IMPORTED_AFTER_BIND = ("watchfiles", "anyio._backends._asyncio", "agent.mcp.manager", "agent.sandbox.confine")
 
 
@@ -53,8 +54,16 @@ class SessionLifecycleMixin:
                         group="open-session", exit_on_error=False)
 
     def _open_session_work(self, start: Callable[[], tuple[Any, list[str]]]) -> None:
+        from agent.gc_pause import pause_full_collections
+
         from .startup import StartupError
 
+        # No automatic full garbage collection until the session is drawn: reading a long
+        # journal creates its records faster than generation 2's threshold counts, and each full
+        # pass re-scans them all (65-86 ms, twice, on the way to a 5000-message session's last
+        # message). ``_end_start_gc_pause`` resumes it, freezing what was loaded.
+        self._start_gc_paused = True
+        pause_full_collections()
         try:
             session, notices = start()
         except StartupError as exc:
@@ -66,9 +75,26 @@ class SessionLifecycleMixin:
             return
         import_quietly(IMPORTED_BEFORE_BIND)
         self.post_message(SessionOpened(session, notices))
-        import_quietly(IMPORTED_AFTER_BIND)
+
+    def _end_start_gc_pause(self) -> None:
+        """End the start worker's pause of full garbage collections (once; later calls do
+        nothing): the loaded session's objects are frozen, out of later full passes' sight."""
+        if getattr(self, "_start_gc_paused", False):
+            from agent.gc_pause import resume_full_collections
+
+            self._start_gc_paused = False
+            resume_full_collections()
+
+    def _session_drawn(self) -> None:
+        """The bound session's first frame is on the screen: collections resume, and the modules
+        the event loop needs next are imported in a thread (``IMPORTED_AFTER_BIND``)."""
+        self._end_start_gc_pause()
+        if not self.closing:
+            self.run_worker(lambda: import_quietly(IMPORTED_AFTER_BIND), thread=True, name="imports-after-bind",
+                            group="imports-after-bind", exit_on_error=False)
 
     def _startup_failed(self, line: str) -> None:
+        self._end_start_gc_pause()
         self.load_themes_after_paint()  # the app may still show a frame or two
         self.startup_error = line
         self.exit(return_code=2)
@@ -76,6 +102,7 @@ class SessionLifecycleMixin:
     async def on_session_opened(self, message: "SessionOpened") -> None:
         """The start worker opened the session: bind it, then run what was typed meanwhile."""
         if self.closing:  # quit, or the app is shutting down, while the session opened: let go
+            self._end_start_gc_pause()
             message.session.close()
             return
         self.session = message.session
@@ -88,6 +115,7 @@ class SessionLifecycleMixin:
         if self.plan_mode.active:  # toggled on while starting, or --plan: journal it
             self.plan_mode.set_active(True)
         await self._bind_session()
+        self.call_after_refresh(self._session_drawn)
         self.load_themes_after_paint()
         early, self._early_prompts = self._early_prompts, []
         for text in early:

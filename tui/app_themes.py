@@ -73,7 +73,11 @@ class ThemesMixin:
         settles the theme: the wanted one when valid, else our default with a notice."""
         themes, problems = load_themes(self.themes_dir)
         for theme in themes:
-            self.register_theme(theme)
+            # The same theme again (the first frame's, or a file saved unchanged) keeps its object:
+            # a new one under the current name counts as a theme change, and every block drawn
+            # with the old one is drawn again (a resumed conversation's markdown, issue 18).
+            if self.available_themes.get(theme.name) != theme:
+                self.register_theme(theme)
         for problem in problems:
             self.notify(problem, title="Theme file skipped", severity="warning", timeout=8)
         wanted, self._wanted_theme = self._wanted_theme, None

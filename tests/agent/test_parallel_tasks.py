@@ -49,7 +49,9 @@ def test_jobs_start_in_submission_order_and_at_most_max_parallel_run():
 
     futures = [batch.submit(job(n)) for n in range(6)]
     assert [batch.wait(f, threading.Event()).text for f in futures] == [str(n) for n in range(6)]
-    assert started[:2] == sorted(started[:2]) and sorted(started) == list(range(6))
+    # The first two submitted are the first two started (two workers take them at once, so
+    # which of the two appends first is a race) and every job ran once.
+    assert sorted(started[:2]) == [0, 1] and sorted(started) == list(range(6))
     assert batch.peak == 2 and all(batch.duration_s(f) is not None for f in futures)
 
 

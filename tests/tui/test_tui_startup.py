@@ -323,3 +323,103 @@ async def test_a_prompt_sent_while_the_model_connection_starts_says_so(workspace
         await ui.wait_for(pilot, lambda: not app.runner.running, what="the turn")
         assert "the reply" in " ".join(str(b.text) for b in app.query("AssistantBlock"))
         assert "connecting" not in status.info_text().plain
+
+
+async def test_full_collections_wait_while_the_session_opens_and_resume_once_it_is_drawn(workspace, ui) -> None:
+    """Issue 18: reading a long journal makes objects faster than generation 2's threshold
+    counts, and each automatic full pass re-scanned them all (65-86 ms, twice, before a resumed
+    5000-message session's last message was drawn). The start worker pauses full collections;
+    they resume, thresholds as before, once the bound session has been drawn."""
+    import gc
+
+    from agent import gc_pause
+
+    before = gc.get_threshold()
+    start, gate, _ = _gated_start(workspace, [])
+    app = OpenCLIApp(start=start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_for(pilot, lambda: gc_pause.full_collections_paused(), what="the start worker's pause")
+        assert gc.get_threshold()[2] == gc_pause.PAUSED_THRESHOLD
+        gate.set()
+        await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+        await ui.wait_for(pilot, lambda: not gc_pause.full_collections_paused(), what="the pause's end")
+        assert app.query(WelcomeBlock), "resumed after the session was drawn"
+        assert gc.get_threshold() == before
+    app.session.close()
+
+
+async def test_a_startup_error_ends_the_start_workers_pause_of_full_collections(workspace) -> None:
+    import gc
+
+    from agent import gc_pause
+
+    before = gc.get_threshold()
+
+    def start() -> tuple[Any, list[str]]:
+        assert gc_pause.full_collections_paused()
+        raise StartupError("opencli-tui: error: no such session")
+
+    app = OpenCLIApp(start=start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.3)
+    assert app.startup_error == "opencli-tui: error: no such session"
+    assert not gc_pause.full_collections_paused() and gc.get_threshold() == before
+
+
+def _resumable_session(workspace: Path, pairs: int) -> str:
+    """Write a session of ``pairs`` question/answer pairs (markdown answers with a code block,
+    enough to scroll at 120x36); returns its id."""
+    import time
+
+    from agent.messages import AssistantMessage, UserMessage
+    from agent.session.records import EventRecord
+
+    session = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]))
+    session.prepare()
+    for i in range(pairs):
+        session.journal.append_message(UserMessage(content=f"question {i}"))
+        session.journal.append_message(AssistantMessage(
+            content=f"Answer **{i}**:\n\n- one\n- two\n\n```python\ndef f_{i}():\n    return {i}\n```\n\nend of {i}"))
+        session.journal.append(EventRecord.turn_finished("done", time.time()))
+    session_id = session.session_id
+    session.close()
+    return session_id
+
+
+async def test_a_resumed_conversation_renders_each_answer_once(workspace, ui, monkeypatch) -> None:
+    """Issue 18: a resumed session's markdown is rendered once. It was rendered three times:
+    at the pane's full width, again one column narrower when the scrollbar appeared (the pane now
+    keeps the scrollbar's column, ``scrollbar-gutter: stable``), and again when the theme files
+    were loaded after the first frame (an unchanged theme replaced its equal object, and the
+    render cache is keyed on the theme object)."""
+    from collections import Counter
+
+    from tui.widgets import flat_markdown
+
+    session_id = _resumable_session(workspace, 6)
+    rendered: Counter[tuple[str, int]] = Counter()
+    render = flat_markdown.render_markdown
+
+    def counting(text: str, width: int, *args: Any, **kwargs: Any) -> list[Any]:
+        if text.startswith("Answer"):  # not the warm-up render (``flat_markdown.warm_up``)
+            rendered[(text.split(":")[0], width)] += 1
+        return render(text, width, *args, **kwargs)
+
+    monkeypatch.setattr(flat_markdown, "render_markdown", counting)
+
+    def start() -> tuple[Any, list[str]]:
+        session = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]),
+                                interactive=True, resume=session_id)
+        return session, []
+
+    app = OpenCLIApp(start=start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ui.wait_for(pilot, lambda: app.session is not None and app._wanted_theme is None,
+                          what="the session drawn and the theme files loaded")
+        await pilot.pause(0.2)
+        conversation = app.query_one("Conversation")
+        assert conversation.max_scroll_y > 0, "the conversation scrolls: the scrollbar is shown"
+        assert len(rendered) >= 3, "the answers were rendered"
+        assert len({width for _, width in rendered}) == 1, rendered
+        assert all(count == 1 for count in rendered.values()), rendered
+    app.session.close()
