@@ -358,6 +358,7 @@ class OpenCLIApp(ThemesMixin, SessionLifecycleMixin, ActionsMixin, App):
     def on_unmount(self) -> None:
         # Thread workers cannot be killed: stop the turn so the process can exit promptly.
         self.runner.cancel()
+        self._end_start_gc_pause(final=True)  # ended before the session was drawn
         from .watching import stop_watching
 
         stop_watching(self)

@@ -4,6 +4,7 @@ the widgets, its start-up notices, a new conversation and a model switch.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -44,6 +45,11 @@ def import_quietly(names: tuple[str, ...]) -> None:
 EMBEDDED_LINE = "Small local model for trying the app offline; real work wants a real model (see /help, /model)."
 
 
+#: Guards the start worker's pause of full garbage collections (begun in its thread, ended on
+#: the event loop or by the app's end).
+_START_GC_LOCK = threading.Lock()
+
+
 class SessionLifecycleMixin:
     """The session part of ``OpenCLIApp``."""
 
@@ -62,8 +68,10 @@ class SessionLifecycleMixin:
         # journal creates its records faster than generation 2's threshold counts, and each full
         # pass re-scans them all (65-86 ms, twice, on the way to a 5000-message session's last
         # message). ``_end_start_gc_pause`` resumes it, freezing what was loaded.
-        self._start_gc_paused = True
-        pause_full_collections()
+        with _START_GC_LOCK:
+            if not getattr(self, "_start_gc_ended", False):  # (False: the app ended before this ran)
+                self._start_gc_paused = True
+                pause_full_collections()
         try:
             session, notices = start()
         except StartupError as exc:
@@ -74,16 +82,23 @@ class SessionLifecycleMixin:
                                   f"opencli-tui: error: could not start: {type(exc).__name__}: {exc}")
             return
         import_quietly(IMPORTED_BEFORE_BIND)
-        self.post_message(SessionOpened(session, notices))
+        if not self.post_message(SessionOpened(session, notices)):  # the app has ended meanwhile
+            self._end_start_gc_pause()
+            session.close()
 
-    def _end_start_gc_pause(self) -> None:
+    def _end_start_gc_pause(self, *, final: bool = False) -> None:
         """End the start worker's pause of full garbage collections (once; later calls do
-        nothing): the loaded session's objects are frozen, out of later full passes' sight."""
-        if getattr(self, "_start_gc_paused", False):
-            from agent.gc_pause import resume_full_collections
-
+        nothing): the loaded session's objects are frozen, out of later full passes' sight.
+        ``final`` (the app ends): a start worker that has not paused yet will not pause."""
+        with _START_GC_LOCK:
+            if final:
+                self._start_gc_ended = True
+            if not getattr(self, "_start_gc_paused", False):
+                return
             self._start_gc_paused = False
-            resume_full_collections()
+        from agent.gc_pause import resume_full_collections
+
+        resume_full_collections()
 
     def _session_drawn(self) -> None:
         """The bound session's first frame is on the screen: collections resume, and the modules

@@ -122,9 +122,10 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     """Clear the conversation pane and redraw the session's resumed messages as blocks (user
     prompts, assistant text, reasoning, tool calls with their results and reminder marks); the
     message that started an approved plan becomes the live "Plan approved" notice. Only about the
-    last ``resume_backfill.FIRST_SHOWN_MESSAGES`` are drawn now, under a ``GapLine`` standing for
-    the others, which an ``EarlierMessages`` loader (``Conversation.earlier``) draws when the view
-    reaches it."""
+    last ``resume_backfill.FIRST_FRAME_MESSAGES`` are drawn now, under a ``GapLine`` standing for
+    the others, which an ``EarlierMessages`` loader (``Conversation.earlier``) draws: up to
+    ``FIRST_SHOWN_MESSAGES`` in all right after the first frame, the rest when the view reaches
+    it. A session of at most ``FIRST_SHOWN_MESSAGES`` messages is drawn whole at once."""
     from .widgets.blocks import NoticeBlock, WelcomeBlock
     from .widgets.conversation import Conversation
     from .widgets.status_bar import StatusBar
@@ -148,7 +149,10 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     resumed = session.resumed
     messages = list(resumed.messages) if resumed is not None else []
     count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
-    first = resume_backfill.first_shown(resumed.records, resume_backfill.FIRST_SHOWN_MESSAGES) if resumed else 0
+    shown = min(resume_backfill.FIRST_SHOWN_MESSAGES, len(messages))
+    first = resume_backfill.first_shown(resumed.records, shown) if resumed else 0
+    if first > 0:  # some are left for the gap: the first frame gets only the last few
+        first = resume_backfill.first_shown(resumed.records, min(shown, resume_backfill.FIRST_FRAME_MESSAGES))
     await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count})"))
     if resumed is None:
         conversation.header = conversation.children[-1]
@@ -171,8 +175,8 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
         await replay.record(record)
     await handler.close_open_blocks()  # calls without a saved result: the session stopped there
     conversation.scroll_end(animate=False)
-    if first > 0:
-        conversation.run_worker(conversation.fill_view(), group="earlier")
+    if first > 0:  # then the rest of the first ``shown``, once these are on the screen
+        conversation.run_worker(conversation.fill_view(more=shown - (len(messages) - first)), group="earlier")
 
 
 def journal_loader(app: "OpenCLIApp") -> "Callable[[GapLine, int], resume_backfill.EarlierMessages]":

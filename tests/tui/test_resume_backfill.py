@@ -182,6 +182,45 @@ class TestDrawnFromTheEnd:
             assert app.focused is app.query_one("PromptInput"), "loading does not move the focus"
         app.session.close()
 
+    async def test_the_first_frame_gets_the_last_few_messages_and_the_others_follow_it(
+            self, workspace: Path, ui, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Issue 18: ``--continue`` draws the last ``FIRST_FRAME_MESSAGES`` before the first
+        frame (the last message is on the screen sooner), then the rest of the last
+        ``FIRST_SHOWN_MESSAGES`` above the view, which stays at the end."""
+        session_id, prompts, _ = write_journal(workspace)
+        before_frame: list[tuple[list[str], int]] = []
+        fill = Conversation.fill_view
+
+        def recording(self: Conversation, more: int = 0):  # noqa: ANN202
+            before_frame.append((user_prompts(self), more))
+            return fill(self, more)
+
+        monkeypatch.setattr(Conversation, "fill_view", recording)
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            await settle(pilot, conversation)
+            (first, more), = before_frame
+            # The last 6 messages: exchanges 39, 38 and 37 (two messages each).
+            assert first == prompts[-3:] and more == resume_backfill.FIRST_SHOWN_MESSAGES - 6
+            drawn = user_prompts(conversation)
+            # Then 12 in all at least: exchange 36 (a tool call and its result too) and 35.
+            assert drawn == prompts[-len(drawn):] and len(drawn) >= 5, drawn
+            assert conversation.has_earlier and conversation.scroll_y == conversation.max_scroll_y
+        app.session.close()
+
+    async def test_a_session_of_few_messages_is_drawn_whole_before_the_first_frame(self, workspace: Path,
+                                                                                  ui) -> None:
+        session_id, prompts, _ = write_journal(workspace, pairs=4)  # 10 messages: fewer than 12
+        app = resumed_app(workspace, session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_prepared(pilot, app)
+            conversation = app.query_one(Conversation)
+            assert user_prompts(conversation) == prompts and not conversation.has_earlier
+            assert not conversation.query(GapLine)
+        app.session.close()
+
     async def test_ctrl_home_draws_the_first_messages_and_scrolling_down_the_rest(self, workspace: Path,
                                                                                 ui) -> None:
         """Ctrl+Home draws only the first messages (at once, whatever the length), above the gap;

@@ -4,6 +4,7 @@ that path as ``opencli-tui`` does (``OpenCLIApp(start=...)``)."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
@@ -423,3 +424,39 @@ async def test_a_resumed_conversation_renders_each_answer_once(workspace, ui, mo
         assert len({width for _, width in rendered}) == 1, rendered
         assert all(count == 1 for count in rendered.values()), rendered
     app.session.close()
+
+
+async def test_an_app_ended_while_the_session_opens_leaves_no_pause_and_closes_the_session(workspace) -> None:
+    """Quit before the start worker is done: its pause of full collections ends with the app
+    (it was left on for the rest of the process), and the session it then opens is closed (its
+    journal lock released), since no app will bind it."""
+    import gc
+
+    from agent import gc_pause
+
+    before = gc.get_threshold()
+    start, gate, _ = _gated_start(workspace, [])
+    opened: list[Any] = []
+
+    closed: list[bool] = []
+
+    def recording_start() -> tuple[Any, list[str]]:
+        session, notices = start()
+        close = session.close
+        session.close = lambda: (closed.append(True), close())  # type: ignore[method-assign]
+        opened.append(session)
+        return session, notices
+
+    app = OpenCLIApp(start=recording_start, watch_themes=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert gc_pause.full_collections_paused()
+    assert not gc_pause.full_collections_paused() and gc.get_threshold() == before
+    gate.set()
+    for _ in range(200):
+        if closed:
+            break
+        await asyncio.sleep(0.02)
+    assert opened and closed == [True], "the session opened after the app ended is closed"
+    assert not opened[0].journal.locked
+    assert not gc_pause.full_collections_paused()

@@ -336,15 +336,18 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
                 self.hidden_count = max(0, self.hidden_count - 1)
             await gap.remove()
 
-    async def fill_view(self) -> None:
+    async def fill_view(self, more: int = 0) -> None:
         """Draw more of the messages not drawn until the view can scroll (so scrolling up can
-        reach them) or none are left; called once the drawn messages are laid out."""
+        reach them) or none are left, and at least ``more`` messages more; called once the drawn
+        messages are laid out (each batch waits for the next screen refresh)."""
         while True:
             await _next_refresh(self)
             earlier = self.earlier
-            if not self.has_earlier or self.max_scroll_y > 0 or not self.is_attached:
+            if not self.has_earlier or not self.is_attached or (self.max_scroll_y > 0 and more <= 0):
                 break
-            if not await earlier.load(REVEAL_BATCH):
+            count = more if self.max_scroll_y > 0 else max(REVEAL_BATCH, more)
+            more = 0
+            if not await earlier.load(count):
                 break
             if not earlier.remaining:
                 await self._close_gap(earlier)
