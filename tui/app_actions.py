@@ -72,8 +72,19 @@ class ActionsMixin:
             self.main_screen.query_one(StatusBar).activity = "cancelling..."
 
     async def action_interrupt(self) -> None:
-        """Ctrl+C: cancel a running turn; copy a selection; clear the prompt; twice quits."""
+        """Ctrl+C: copy the text selected with the mouse (in the conversation, the sidebar...);
+        else cancel a running turn; copy the prompt's selection; clear the prompt; twice quits.
+        A mouse selection comes first: it was made just before, to be copied (a turn's cancel
+        is one Ctrl+C further). The copy goes through Textual's ``copy_to_clipboard`` (OSC 52)."""
         prompt = self.main_screen.query_one(PromptInput)
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.screen.clear_selection()
+            lines = selected.count("\n") + 1
+            self.notify(f"Copied {len(selected)} characters ({lines} line{'' if lines == 1 else 's'}).",
+                        timeout=3)
+            return
         if self.runner.running and not self.runner.cancelling:
             await self.action_cancel_turn()
             return

@@ -125,7 +125,17 @@ async def rebuild_conversation(app: "OpenCLIApp") -> None:
     last ``resume_backfill.FIRST_FRAME_MESSAGES`` are drawn now, under a ``GapLine`` standing for
     the others, which an ``EarlierMessages`` loader (``Conversation.earlier``) draws: up to
     ``FIRST_SHOWN_MESSAGES`` in all right after the first frame, the rest when the view reaches
-    it. A session of at most ``FIRST_SHOWN_MESSAGES`` messages is drawn whole at once."""
+    it. A session of at most ``FIRST_SHOWN_MESSAGES`` messages is drawn whole at once.
+
+    The screen is not laid out or painted until the blocks are all there (``App.batch_update``):
+    a resumed session showed in pieces, oldest first, each piece laid out and painted (issue 18).
+    """
+    with app.batch_update():
+        await _rebuild(app)
+
+
+async def _rebuild(app: "OpenCLIApp") -> None:
+    """``rebuild_conversation``'s work, drawn in one frame."""
     from .widgets.blocks import NoticeBlock, WelcomeBlock
     from .widgets.conversation import Conversation
     from .widgets.status_bar import StatusBar

@@ -210,6 +210,38 @@ class TestDrawnFromTheEnd:
             assert conversation.has_earlier and conversation.scroll_y == conversation.max_scroll_y
         app.session.close()
 
+    async def test_no_frame_shows_a_resumed_conversation_half_drawn(self, workspace: Path, ui,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+        """The resumed blocks are laid out and painted together: the screen showed them in
+        pieces, oldest first, the last message last (each piece laid out and painted)."""
+        from textual.screen import Screen
+
+        session_id, prompts, _ = write_journal(workspace)
+        laid_out: list[list[str]] = []
+        refresh_layout = Screen._refresh_layout
+
+        def recording(self: Screen, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            laid_out.extend([user_prompts(c) for c in self.query(Conversation)])
+            return refresh_layout(self, *args, **kwargs)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", recording)
+        from tui.app import OpenCLIApp
+
+        def start():  # noqa: ANN202 - as ``opencli-tui --resume ID`` opens it: after the first paint
+            session = build_session(workspace, Settings(model="openai/gpt-4.1"), provider=ScriptedProvider([]),
+                                    interactive=True, resume=session_id)
+            return session, []
+
+        app = OpenCLIApp(start=start, watch_themes=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await ui.wait_for(pilot, lambda: app.session is not None, what="the session")
+            await ui.wait_prepared(pilot, app)
+            await settle(pilot, app.query_one(Conversation))
+        with_messages = [drawn for drawn in laid_out if drawn]
+        assert with_messages and with_messages[0][-1] == prompts[-1], with_messages[:3]
+        assert with_messages[0] == prompts[-3:], "the first frame's messages, all at once"
+        app.session.close()
+
     async def test_a_session_of_few_messages_is_drawn_whole_before_the_first_frame(self, workspace: Path,
                                                                                   ui) -> None:
         session_id, prompts, _ = write_journal(workspace, pairs=4)  # 10 messages: fewer than 12

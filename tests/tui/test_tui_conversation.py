@@ -342,6 +342,33 @@ class TestKeyboardScrolling:
             await pilot.pause()
             assert conversation.scroll_y == conversation.max_scroll_y
 
+    async def test_page_keys_pressed_faster_than_the_screen_refreshes_each_move_a_page(self, make_app, ui) -> None:
+        """Keys that arrive before the screen has refreshed (a held PageUp, a fast typist over
+        ssh) each move a whole page: the scroll was deferred to the next refresh, and every
+        PageUp until then started from the same place (10 fast PageUps moved 2 pages)."""
+        from textual import events
+
+        reply = "\n\n".join(f"Paragraph {i} of a long answer." for i in range(200))
+        app, _ = make_app([{"content": reply}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ui.submit(pilot, "explain at length")
+            await ui.wait_turn(pilot, app)
+            await pilot.pause()
+            conversation = app.query_one(Conversation)
+            bottom = conversation.scroll_y
+            page = conversation.scrollable_content_region.height - 1
+            assert bottom > 6 * page, "tall enough for the test"
+            for _ in range(5):  # posted together: handled before any refresh
+                app.post_message(events.Key("pageup", None))
+            await pilot.pause()
+            await pilot.pause()
+            assert conversation.scroll_y == bottom - 5 * page
+            for _ in range(3):
+                app.post_message(events.Key("pagedown", None))
+            await pilot.pause()
+            await pilot.pause()
+            assert conversation.scroll_y == bottom - 2 * page
+
 
 class TestSteering:
     async def test_ctrl_s_sends_the_queued_message_into_the_running_turn(self, make_app, ui) -> None:
@@ -363,3 +390,46 @@ class TestSteering:
             assert texts == ["run the slow thing", "also look at the README"]
             assert len(provider.requests) == 2, "one turn, not a second one"
             assert provider.requests[1].messages[-1]["content"] == "also look at the README"
+
+
+class TestCopyingTheConversation:
+    """Text selected with the mouse in the conversation is copied with Ctrl+C (the app's
+    priority Ctrl+C binding used to take the key and copy only the prompt's selection), and the
+    selected span is drawn visibly."""
+
+    async def _selected_answer(self, app, pilot, ui):  # noqa: ANN001, ANN202
+        from textual.selection import Selection
+
+        from tui.widgets.flat_markdown import FlatMarkdownView
+
+        await ui.submit(pilot, "say it")
+        await ui.wait_turn(pilot, app)
+        view = app.query(FlatMarkdownView).last()
+        app.screen.selections = {view: Selection(None, None)}  # what a drag over it makes
+        await pilot.pause()
+        return view
+
+    async def test_ctrl_c_copies_the_mouse_selection_and_says_so(self, make_app, ui) -> None:
+        app, _ = make_app([{"content": "The answer is **42**.\n\nA second line."}])
+        toasts: list[str] = []
+        async with app.run_test(size=(120, 36)) as pilot:
+            app.notify = lambda message, **_: toasts.append(str(message))  # type: ignore[method-assign]
+            await self._selected_answer(app, pilot, ui)
+            await pilot.press("ctrl+c")
+            assert app.clipboard == "The answer is 42.\n\nA second line."
+            assert toasts[-1] == "Copied 33 characters (3 lines)."
+            assert not app.screen.selections, "the selection is cleared once copied"
+            await pilot.press("ctrl+c")  # nothing selected now: the usual first Ctrl+C
+            assert toasts[-1] == "Press Ctrl+C again to quit." and app.return_code is None
+
+    async def test_the_selected_span_keeps_its_text_colour_over_the_selection_background(self, make_app,
+                                                                                        ui) -> None:
+        app, _ = make_app([{"content": "plain words here"}])
+        async with app.run_test(size=(120, 36)) as pilot:
+            view = await self._selected_answer(app, pilot, ui)
+            segments = [seg for seg in view.render_line(0) if seg.text.strip()]
+            assert segments and "".join(seg.text for seg in segments).strip() == "plain words here"
+            selection_bg = app.screen.get_component_rich_style("screen--selection").bgcolor
+            for seg in segments:
+                assert seg.style.bgcolor == selection_bg
+                assert seg.style.color is not None and seg.style.color != seg.style.bgcolor, seg

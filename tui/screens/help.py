@@ -18,7 +18,8 @@ KEYS: list[tuple[str, str]] = [
     ("Esc", "cancel the running turn"),
     ("PageUp / PageDown", "scroll the conversation"),
     ("Ctrl+Home / Ctrl+End", "first message / back to the end (follow new output)"),
-    ("Ctrl+C", "cancel the running turn; when idle, press twice to quit"),
+    ("Ctrl+C", "copy the text selected with the mouse; else cancel the running turn; when idle, "
+               "press twice to quit"),
     ("Ctrl+O", "expand or collapse the latest tool block"),
     ("Enter / Space / click", "expand or collapse the focused tool, reasoning or think block"),
     ("v / click the badge", "open a tool's whole output in the output viewer"),

@@ -380,7 +380,9 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
                 return
         else:
             self._at_end_onto_gap()  # the same at the end
-        self.scroll_relative(y=step, animate=False)
+        # At once, not after the next refresh (Textual's default): keys that come before it
+        # (a held PageUp) each start from where the one before went, not all from one place.
+        self.scroll_relative(y=step, animate=False, immediate=True)
 
     def to_start(self) -> None:
         """Scroll to the first block (and stop following new content): hidden blocks are shown,

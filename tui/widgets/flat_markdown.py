@@ -232,13 +232,23 @@ class FlatMarkdownView(Widget):
         line.stylize_before(base)
         if selection is not None and (span := selection.get_span(y)) is not None:
             start, end = span
-            line.stylize(self.screen.get_component_rich_style("screen--selection"),
-                         start, len(line) if end == -1 else end)
+            line.stylize(self._selection_style(), start, len(line) if end == -1 else end)
         strip = Strip(line.render(self.app.console), line.cell_len)
         strip = strip.crop_extend(0, width, base).apply_offsets(0, y)
         if selection is None:
             self._strips[y] = strip
         return strip
+
+    def _selection_style(self) -> Style:
+        """The selected span's style: the theme's ``screen--selection`` background, and its
+        foreground unless that is transparent (Textual's default: the text keeps its colours).
+        Textual turns a transparent foreground into the background colour in the Rich style, so
+        applied whole it drew the selected text in the colour behind it: a blank bar."""
+        screen = self.screen
+        style = screen.get_component_rich_style("screen--selection")
+        if screen.get_component_styles("screen--selection").color.a == 0:
+            return Style(bgcolor=style.bgcolor)
+        return style
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The plain text under ``selection`` (for copying)."""
