@@ -311,7 +311,7 @@ class _Replay:
         handler.retire_stop_panel()  # a resumed stop is history: no Continue button on it
 
     async def message(self, message: object) -> None:
-        from agent.loop.user_command import parse_user_command
+        from agent.loop.user_command_text import parse_user_command
         from agent.plan.prompts import approved_notice
 
         from .widgets.blocks import NoticeBlock, UserBlock

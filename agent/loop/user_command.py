@@ -12,7 +12,6 @@ output joins the conversation as one user message, so the model reads it with th
 from __future__ import annotations
 
 import json
-import re
 import threading
 from typing import TYPE_CHECKING
 
@@ -21,31 +20,10 @@ from ..events import Emit, ToolCallFinished, ToolCallStarted, ToolResult
 from ..messages import ToolCall, UserMessage, new_id
 from ..permissions.policy import decide
 from ..tools.base import ToolOutput
+from .user_command_text import USER_COMMAND_TEXT, parse_user_command
 
 if TYPE_CHECKING:
     from .agent import Agent
-
-#: How the command and its output are put to the model.
-USER_COMMAND_TEXT = "I ran this command myself:\n$ {command}\n\nIts output:\n{output}"
-
-
-_COMMAND_PREFIX = USER_COMMAND_TEXT.split("{command}")[0]
-_OUTPUT_LABEL = USER_COMMAND_TEXT.split("{command}")[1].split("{output}")[0]
-_EXIT_CODE = re.compile(r"\[exit code: (-?\d+)[^\]]*\]\s*\Z")
-
-
-def parse_user_command(text: object) -> tuple[str, str, int | None] | None:
-    """``(command, output, exit code)`` of a user message ``run_user_command`` wrote (its
-    ``USER_COMMAND_TEXT``; the exit code from the bash tool's last ``[exit code: N]`` line, None
-    when the output has none), or None for any other message content (a resumed session redraws
-    such a message as the command's block, as it was shown live)."""
-    if not isinstance(text, str) or not text.startswith(_COMMAND_PREFIX):
-        return None
-    command, found, output = text[len(_COMMAND_PREFIX):].partition(_OUTPUT_LABEL)
-    if not found:
-        return None
-    match = _EXIT_CODE.search(output)
-    return command, output, int(match.group(1)) if match else None
 
 
 def run_user_command(agent: "Agent", command: str, emit: Emit, cancel: threading.Event) -> ToolResult:

@@ -433,3 +433,30 @@ class TestCopyingTheConversation:
             for seg in segments:
                 assert seg.style.bgcolor == selection_bg
                 assert seg.style.color is not None and seg.style.color != seg.style.bgcolor, seg
+
+    async def test_both_themes_select_with_a_background_the_text_stays_readable_on(self, make_app) -> None:
+        """WCAG contrast of the theme's text over the selection background: >= 4.5:1 (the
+        primary colour at 50%, Textual's default, left code colours near 1.2:1 in the light
+        theme)."""
+        from textual.color import Color
+
+        app, _ = make_app([])
+        async with app.run_test(size=(120, 36)) as pilot:
+            for theme in ("opencli-dark", "opencli-light"):
+                app.theme = theme
+                await pilot.pause()
+                background = Color.parse(app.theme_variables["screen-selection-background"])
+                text = Color.parse(app.current_theme.foreground)
+                ratio = _contrast(text, background)
+                assert ratio >= 4.5, (theme, round(ratio, 2))
+
+
+def _contrast(first, second) -> float:  # noqa: ANN001 - two textual Colors
+    """WCAG 2 contrast ratio of two colours (1 to 21)."""
+    def luminance(colour) -> float:  # noqa: ANN001
+        def channel(value: int) -> float:
+            c = value / 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+        return 0.2126 * channel(colour.r) + 0.7152 * channel(colour.g) + 0.0722 * channel(colour.b)
+    high, low = sorted((luminance(first), luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
