@@ -4,8 +4,8 @@ again the same way when scrolled back to.
 
 - Resume: ``rebuild_conversation`` (tui/resume_view.py) replays only the journal records from
   ``first_shown(records, FIRST_FRAME_MESSAGES)`` on (the records before it update the sidebar
-  only; the pane draws the rest of the last ``FIRST_SHOWN_MESSAGES`` after the first frame), so ``--continue`` on a 5 000-message session shows its last message as fast as an empty
-  session paints. A ``GapLine`` under the header (the welcome and "Resumed session" lines) stands
+  only; the pane draws the rest of the last ``FIRST_SHOWN_MESSAGES`` after the first frame), so
+  the cost of ``--continue`` does not grow with the session's length. A ``GapLine`` under the header (the welcome and "Resumed session" lines) stands
   for the messages above, and an ``EarlierMessages`` loader (``Conversation.earlier``) draws them.
 - A long conversation: the pane removes its oldest hidden blocks, up to a prompt's block that
   knows where its turn starts in the journal (``UserBlock.journal_at``), and puts a gap there
