@@ -303,6 +303,45 @@ class TestDrawnFromTheEnd:
             assert not list(app.query(GapLine)), "the gap went"
         app.session.close()
 
+    @pytest.mark.parametrize("arriving", ["together", "10 ms apart"])
+    async def test_page_ups_pressed_while_a_batch_comes_in_each_move_a_page(self, workspace: Path, ui,
+                                                                          arriving: str) -> None:
+        """PageUps that arrive together or close together (a held key) while messages are drawn
+        at the gap move as far as the same keys pressed one at a time: the rows they asked for
+        past the top of a batch are carried into the next one (they were dropped: 40 fast keys
+        moved 6 pages), once (keys that came while a batch was held also counted twice: 40
+        keys 30 ms apart moved 63 pages in tmux)."""
+        import asyncio
+
+        from textual import events
+
+        session_id, prompts, _ = write_journal(workspace, pairs=120)
+        tops: list[int] = []
+        for fast in (False, True):
+            app = resumed_app(workspace, session_id)
+            async with app.run_test(size=SIZE) as pilot:
+                await ui.wait_prepared(pilot, app)
+                conversation = app.query_one(Conversation)
+                await settle(pilot, conversation)
+                app.query_one("PromptInput").focus()
+                for _ in range(12):
+                    if fast:
+                        app.post_message(events.Key("pageup", None))
+                        if arriving != "together":
+                            await asyncio.sleep(0.01)
+                    else:
+                        await pilot.press("pageup")
+                        await settle(pilot, conversation)
+                        await pilot.pause()
+                for _ in range(3):
+                    await settle(pilot, conversation)
+                    await pilot.pause(0.1)
+                tops.append(min(in_view(conversation)))
+            app.session.close()
+        slow_top, fast_top = tops
+        assert slow_top < prompts.index("question 100"), "12 pages went past the first batch"
+        assert abs(fast_top - slow_top) <= 1, tops
+
     @pytest.mark.parametrize("key", ["pageup", "pagedown"])
     async def test_paging_through_the_gap_never_skips_a_message(self, workspace: Path, ui, key: str) -> None:
         """Page by page through the messages drawn on demand, up from the end or down from

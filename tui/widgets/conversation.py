@@ -77,6 +77,9 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
         self._clamping = False
         #: Rows of the last PageUp that the top of what is shown stopped (``_load_above``).
         self._overshoot = 0
+        #: Rows PageUps asked for past the top while a load was starting (before it held the
+        #: view's place): the next batch drawn under the gap moves the view up that much more.
+        self._pending_rows = 0
 
     def on_mount(self) -> None:
         self.anchor()
@@ -282,6 +285,10 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
         """Draw ``REVEAL_BATCH`` messages at the gap in a worker (one load at a time): the first
         ones above it (``from_start``: the view came down to it) or the last ones under it."""
         if self._trimming or self._loading:
+            # Page keys that came before the running load holds its place (once it holds, a
+            # page key moves the held place itself: counted here too, it moved twice).
+            if not from_start and not self.holding:
+                self._pending_rows += extra
             return
         self.run_worker(self._draw_earlier(REVEAL_BATCH, from_start=from_start, extra=extra), group="earlier")
 
@@ -304,25 +311,34 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
         """Draw ``count`` more of the messages not drawn at the gap: the last
         ones under it, keeping the block under it where it is in the view (``extra`` rows lower),
         or ``from_start`` the first ones above it. While the gap is still in
-        view afterwards, draw more. ``to_top``: then go to the first block."""
+        view afterwards, or page keys pressed meanwhile went past the top of what came, draw
+        more. ``to_top``: then go to the first block."""
         earlier = self.earlier
         if earlier is None:
             return
         gap = earlier.gap
-        for _ in range(8):  # a few batches while the gap stays in view, then the next scroll asks
+        batches = 0
+        while True:
             if not from_start and gap.is_attached:
+                extra, self._pending_rows = extra + self._pending_rows, 0
                 siblings = self.children
                 at = siblings.index(gap) if gap in siblings else -1
                 self._hold(siblings[at + 1] if 0 <= at < len(siblings) - 1 else None, extra=extra, arm=False)
             added = await earlier.load(count, from_start=from_start)
+            batches += 1
             self._arm_release()  # the batch is in: held until it has laid itself out
             if not earlier.remaining:
                 await self._close_gap(earlier)
                 break
             await _next_refresh(self)
-            if not added or not self._gap_in_view(self.scroll_y):
+            # Page keys pressed while the batch came in moved the held place past its top (the
+            # view stops there): those rows go on into the next batch, so each key moves a page.
+            extra = max(0, -self._held_target(0)) if not from_start and self.holding else 0
+            if not added:
                 break
-            extra = 0
+            # Else a few batches while the gap stays in view; then the next scroll asks.
+            if not extra and (batches >= 8 or not self._gap_in_view(self.scroll_y)):
+                break
         if to_top:
             self.call_after_refresh(self.scroll_home, animate=False)
 
@@ -389,6 +405,7 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
         and when messages before them are not drawn, the first ``REVEAL_BATCH`` of them are
         (above the gap; the rest when scrolled to)."""
         self._release_hold()
+        self._pending_rows = 0
         self.release_anchor()
         if self._trimming:  # blocks are being removed: once done
             self.call_after_refresh(self.to_start)
@@ -403,6 +420,7 @@ class Conversation(HeldPlace, VerticalScroll, can_focus=False):
     def follow(self) -> None:
         """Scroll to the end and keep following new content."""
         self._release_hold()
+        self._pending_rows = 0
         self.anchor()
         self.scroll_end(animate=False)
 
