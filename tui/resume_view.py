@@ -160,9 +160,9 @@ async def _rebuild(app: "OpenCLIApp") -> None:
     messages = list(resumed.messages) if resumed is not None else []
     count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
     shown = min(resume_backfill.FIRST_SHOWN_MESSAGES, len(messages))
-    first = resume_backfill.first_shown(resumed.records, shown) if resumed else 0
-    if first > 0:  # some are left for the gap: the first frame gets only the last few
-        first = resume_backfill.first_shown(resumed.records, min(shown, resume_backfill.FIRST_FRAME_MESSAGES))
+    # Some are left for the gap: the first frame gets only the last few (else all of them).
+    drawn_first = min(shown, resume_backfill.FIRST_FRAME_MESSAGES) if len(messages) > shown else shown
+    first = resume_backfill.first_shown(resumed.records, drawn_first) if resumed else 0
     await conversation.add(NoticeBlock(f"Resumed session {session.session_id} ({count})"))
     if resumed is None:
         conversation.header = conversation.children[-1]
